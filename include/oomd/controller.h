@@ -1,0 +1,62 @@
+/* controller.h — the one door to the engine for both shells (FUSE workers and the
+ * watcher's main loop). It owns the engine, a mutex around it, the timerfd that
+ * follows oe_next_wakeup(), and the table id -> real cgroup directory fd that the
+ * actuator needs. Each call: lock, feed the engine, unlock, then carry out the
+ * actions (kernel writes, notifications) without holding the lock, because a
+ * memory.max write can block for as long as the kernel reclaims.
+ * Functions returning int return 0 or a positive errno.
+ */
+#ifndef OOMD_CONTROLLER_H
+#define OOMD_CONTROLLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "oomd/engine.h"
+
+typedef struct od_controller od_controller;
+
+/* Hooks the shells register; called from whichever thread carried out the action. */
+typedef struct {
+	void (*control_changed)(void *ud, uint64_t id); /* poll wake of shadow memory.oom_control */
+	void (*notify)(void *ud, uint64_t id);          /* cgroup.event_control listeners of id */
+	void (*removed)(void *ud, uint64_t id);          /* cgroup gone: last signal, drop listeners */
+	void *ud;
+} od_hooks;
+
+/* root_fd: a directory fd of the real cgroup-v2 root, opened before mounting. */
+od_controller *od_controller_new(int root_fd, const oe_config *cfg);
+void od_controller_free(od_controller *c);
+void od_controller_set_hooks(od_controller *c, const od_hooks *h); /* more than one set may be added */
+
+/* Clock used for every engine input (CLOCK_BOOTTIME, ns). */
+int64_t od_now(void);
+
+/* The timerfd to watch (readable when oe_tick is due); the watcher calls tick on it. */
+int od_controller_timerfd(od_controller *c);
+void od_controller_tick(od_controller *c);
+
+/* A cgroup directory exists: dirfd is any fd of it (O_PATH is fine; the controller
+ * opens its own), parent_id the st_ino of its parent directory (0 for the root).
+ * Reads its real knobs and persisted state, feeds oe_cgroup_add (rule 7
+ * inheritance happens there). Idempotent: the FUSE mkdir and the watcher's
+ * IN_CREATE both call it. *id_out (may be NULL) gets the cgroup's id (st_ino). */
+int od_controller_add(od_controller *c, uint64_t parent_id, int dirfd, uint64_t *id_out);
+void od_controller_remove(od_controller *c, uint64_t id);
+
+/* Reads memory.current / memory.events(.local) of id and feeds oe_sample. */
+void od_controller_sample(od_controller *c, uint64_t id);
+/* The real memory.max of id changed (inotify): read it and feed oe_real_max_seen. */
+void od_controller_real_max_changed(od_controller *c, uint64_t id);
+
+/* Writes through the shadow tree (values already parsed). */
+int od_controller_write_delay(od_controller *c, uint64_t id, uint64_t ms);
+int od_controller_write_disable(od_controller *c, uint64_t id, uint64_t v);
+int od_controller_write_limit(od_controller *c, uint64_t id, uint64_t bytes);
+int od_controller_write_high(od_controller *c, uint64_t id, uint64_t bytes);
+
+bool od_controller_view(od_controller *c, uint64_t id, oe_view *v);
+
+/* Hand every managed cgroup back to the kernel (SIGTERM, --release-all). */
+void od_controller_release_all(od_controller *c);
+
+#endif

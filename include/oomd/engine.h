@@ -1,0 +1,158 @@
+/* engine.h — the OOM-delay rules of SEMANTICS.md as a pure state machine.
+ *
+ * Contract: no I/O, no clocks, no threads. Every input carries the time `now`
+ * (nanoseconds on a clock that never jumps and keeps counting across daemon
+ * restarts: the shell uses CLOCK_BOOTTIME). Every input appends the actions the
+ * shell must carry out to an oe_actions buffer, in the order they must happen.
+ * The caller serialises calls (one mutex around the engine). Cgroups are named by
+ * their id (the st_ino of the real cgroup directory, which is the kernfs id).
+ * Each rule of SEMANTICS.md is implemented in one function of engine.c, named
+ * in a comment "rule N".
+ */
+#ifndef OOMD_ENGINE_H
+#define OOMD_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define OE_UNLIMITED UINT64_MAX /* "max" in memory.max / memory.high */
+#define OE_NO_DEADLINE INT64_MAX
+#define OE_MAX_DELAY_MS ((uint64_t)INT64_MAX) /* LONG_MAX, as the patch's bound */
+
+typedef enum { OE_KILL_KERNEL = 0, OE_KILL_GROUP = 1 } oe_kill_mode;
+
+typedef struct {
+	uint64_t ceiling_bytes;      /* real memory.max = L + ceiling while managed */
+	uint64_t freeze_margin_bytes;/* freeze a held cgroup whose usage passes L + margin */
+	int64_t sample_interval_ns;  /* how often a held cgroup is re-read (only during holds) */
+	oe_kill_mode kill_mode;
+} oe_config;
+
+void oe_config_defaults(oe_config *cfg);
+
+/* What survives the daemon (persisted by the shell on OE_ACT_PERSIST). */
+typedef struct {
+	uint64_t limit;      /* L */
+	uint64_t user_high;  /* the user's memory.high */
+	uint64_t delay_ms;   /* T */
+	bool disable;        /* D */
+	bool in_hold;
+	bool delay_spent;    /* the hold's wait is over (kill comes when D = 0) */
+	bool frozen;         /* the daemon froze it */
+	int64_t deadline_ns; /* absolute; OE_NO_DEADLINE when none */
+	uint64_t group_kills;/* processes killed by cgroup.kill (counts toward oom_kill) */
+} oe_persisted;
+
+/* One reading of the real files of a cgroup. */
+typedef struct {
+	uint64_t current;        /* memory.current */
+	uint64_t ev_high;        /* memory.events high */
+	uint64_t ev_max;         /* memory.events max */
+	uint64_t ev_oom;         /* memory.events oom */
+	uint64_t ev_oom_kill;    /* memory.events oom_kill (hierarchical) */
+	uint64_t local_oom_kill; /* memory.events.local oom_kill */
+} oe_reading;
+
+typedef enum {
+	OE_ACT_SET_HIGH,    /* write real memory.high = value */
+	OE_ACT_SET_MAX,     /* write real memory.max = value (may block while the kernel reclaims) */
+	OE_ACT_KILL_KERNEL, /* write real memory.max = value (= L): the kernel's OOM killer acts; blocks */
+	OE_ACT_KILL_GROUP,  /* write cgroup.kill = 1; report the count with oe_group_killed() */
+	OE_ACT_FREEZE,      /* write cgroup.freeze = 1 */
+	OE_ACT_THAW,        /* write cgroup.freeze = 0 */
+	OE_ACT_NOTIFY,      /* signal the cgroup.event_control listeners registered on this cgroup */
+	OE_ACT_CHANGED,     /* memory.oom_control content changed: wake poll() waiters */
+	OE_ACT_SAMPLE,      /* read this cgroup's files soon and call oe_sample() */
+	OE_ACT_PERSIST,     /* store `persisted` with the cgroup before doing the actions after it */
+	OE_ACT_FORGET,      /* remove persisted state: the cgroup is back to the kernel */
+	OE_ACT_LOG,         /* log `msg` (e.g. a broken promise, rule 9) */
+} oe_action_kind;
+
+typedef struct {
+	oe_action_kind kind;
+	uint64_t id;
+	uint64_t value;
+	oe_persisted persisted; /* OE_ACT_PERSIST */
+	const char *msg;        /* OE_ACT_LOG: static string */
+} oe_action;
+
+typedef struct {
+	oe_action *v;
+	size_t n, cap; /* appending past cap sets overflow instead of allocating */
+	bool overflow;
+} oe_actions;
+
+/* Snapshot of what the shadow tree shows for a cgroup. */
+typedef struct {
+	uint64_t limit, user_high, delay_ms;
+	bool disable;
+	bool under_oom;     /* rule 12: a hold on this cgroup or an ancestor */
+	bool in_hold;       /* a hold on this cgroup itself */
+	uint64_t oom_kill;  /* rule 10 */
+	uint64_t real_max, real_high; /* what the daemon wants the real knobs to be */
+	bool frozen;
+	bool managed;
+	int64_t deadline_ns;
+} oe_view;
+
+typedef struct oe_engine oe_engine;
+
+oe_engine *oe_new(const oe_config *cfg);
+void oe_free(oe_engine *e);
+
+/* The root cgroup (no memory.max of its own; never managed). Call once, first. */
+void oe_root(oe_engine *e, uint64_t id);
+
+/* A cgroup appeared (scan at start, shadow mkdir, or real mkdir seen by inotify).
+ * real_max/real_high: the values read from the real files (OE_UNLIMITED for "max").
+ * persisted: state found with the cgroup, or NULL. Without it the cgroup inherits
+ * T and D from its parent (rule 7) and L/user_high are the real values.
+ * With it a running hold resumes or, if its deadline passed, is finished now.
+ * Adding an id twice is a no-op. Returns false if the parent is unknown. */
+bool oe_cgroup_add(oe_engine *e, int64_t now, uint64_t id, uint64_t parent,
+		   uint64_t real_max, uint64_t real_high, const oe_persisted *persisted,
+		   oe_actions *out);
+/* The cgroup is gone (its descendants must be removed first). */
+void oe_cgroup_remove(oe_engine *e, uint64_t id, oe_actions *out);
+
+/* User writes through the shadow tree. Return 0 or a positive errno (EINVAL,
+ * ENOENT); on error nothing changed and nothing was appended. */
+int oe_write_delay(oe_engine *e, int64_t now, uint64_t id, uint64_t ms, oe_actions *out);
+int oe_write_disable(oe_engine *e, int64_t now, uint64_t id, uint64_t v, oe_actions *out);
+int oe_write_limit(oe_engine *e, int64_t now, uint64_t id, uint64_t bytes, oe_actions *out);
+int oe_write_high(oe_engine *e, int64_t now, uint64_t id, uint64_t bytes, oe_actions *out);
+
+/* Someone wrote the real memory.max directly (value read after the inotify event).
+ * Values the daemon itself set recently are recognised and ignored; others become L. */
+void oe_real_max_seen(oe_engine *e, int64_t now, uint64_t id, uint64_t value, oe_actions *out);
+
+/* A reading of the real files (after a memory.events change or an OE_ACT_SAMPLE). */
+void oe_sample(oe_engine *e, int64_t now, uint64_t id, const oe_reading *r, oe_actions *out);
+
+/* The shell's timer fired (or any time): handle every deadline <= now. */
+void oe_tick(oe_engine *e, int64_t now, oe_actions *out);
+/* When oe_tick must run next: the earliest deadline or sample time; OE_NO_DEADLINE if none.
+ * Nothing is due while no cgroup is in a hold. */
+int64_t oe_next_wakeup(const oe_engine *e);
+
+/* A group kill (OE_ACT_KILL_GROUP) took `killed` processes away. */
+void oe_group_killed(oe_engine *e, uint64_t id, uint64_t killed, oe_actions *out);
+
+/* Hand-back: every managed cgroup back to the kernel (knobs = L and the user's high,
+ * thawed, state forgotten). Used on SIGTERM and --release-all. */
+void oe_release_all(oe_engine *e, oe_actions *out);
+
+bool oe_view_get(const oe_engine *e, uint64_t id, oe_view *v);
+bool oe_known(const oe_engine *e, uint64_t id);
+uint64_t oe_parent(const oe_engine *e, uint64_t id); /* 0 for the root or unknown */
+size_t oe_count(const oe_engine *e);
+
+/* Calls fn for id and each descendant (pre-order). */
+void oe_foreach_subtree(const oe_engine *e, uint64_t id, void (*fn)(uint64_t id, void *ud), void *ud);
+
+/* Action buffer helpers. */
+void oe_actions_init(oe_actions *a, oe_action *storage, size_t cap);
+void oe_actions_clear(oe_actions *a);
+
+#endif

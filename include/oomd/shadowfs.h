@@ -1,0 +1,38 @@
+/* shadowfs.h — the FUSE shadow of the real cgroup-v2 tree (libfuse low-level API).
+ *
+ * Every real directory and file passes through (one backing descriptor per open,
+ * direct I/O, the caller's offsets, the kernel's errno unchanged); each memory
+ * cgroup gains the synthetic files of SEMANTICS.md, and memory.max / memory.high
+ * show the user's values (L and the user's high) kept by the controller.
+ * All access to the real tree is relative to root_fd, opened before mounting, so
+ * the shadow may be mounted over the real mount itself.
+ */
+#ifndef OOMD_SHADOWFS_H
+#define OOMD_SHADOWFS_H
+
+#include <stdbool.h>
+#include <glib.h>
+#include "oomd/controller.h"
+
+typedef struct {
+	bool allow_other;          /* default true */
+	bool default_permissions;  /* default true: the kernel checks callers against real modes */
+	unsigned max_threads;      /* worker bound (default 16) */
+	bool debug;                /* libfuse debug output */
+} od_shadowfs_opts;
+
+typedef struct od_shadowfs od_shadowfs;
+
+void od_shadowfs_opts_defaults(od_shadowfs_opts *o);
+
+/* Creates the session and mounts it on mountpoint. On failure returns NULL and
+ * sets *err with the cause (mountpoint missing/busy, FUSE unavailable, ...). */
+od_shadowfs *od_shadowfs_new(int root_fd, const char *mountpoint, od_controller *ctl,
+			     const od_shadowfs_opts *o, GError **err);
+/* Serves requests on worker threads until od_shadowfs_exit() or unmount. */
+int od_shadowfs_run(od_shadowfs *fs);
+/* Safe from another thread: stop the loop and unmount. */
+void od_shadowfs_exit(od_shadowfs *fs);
+void od_shadowfs_free(od_shadowfs *fs);
+
+#endif
