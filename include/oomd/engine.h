@@ -51,6 +51,7 @@ typedef struct {
 	uint64_t ev_max;         /* memory.events max */
 	uint64_t ev_oom;         /* memory.events oom */
 	uint64_t ev_oom_kill;    /* memory.events oom_kill (hierarchical) */
+	uint64_t local_oom;      /* memory.events.local oom: OOMs at this cgroup's own limit */
 	uint64_t local_oom_kill; /* memory.events.local oom_kill */
 } oe_reading;
 

@@ -1,0 +1,726 @@
+/* engine.c — every OOM-delay rule of SEMANTICS.md, as a pure state machine.
+ *
+ * The shell tells the engine what happened (writes, readings, time passing) and
+ * the engine answers with actions. Where a rule lives:
+ *   rule 1 (native)            desired_knobs(), notify_native_oom()
+ *   rule 2 (delay, onset)      start_hold()
+ *   rule 3 (kill after delay)  decide_held()
+ *   rule 4, 8 (disable wins)   decide_held(), oe_write_disable()
+ *   rule 5 (recovery)          decide_held()
+ *   rule 6 (re-arm)            rearm()
+ *   rule 7 (inheritance)       oe_cgroup_add()
+ *   rule 9 (guarantee)         check_promise()
+ *   rule 10 (oom_kill counter) view_of()
+ *   rule 11 (notification)     notify_subtree()
+ *   rule 12 (under_oom)        under_oom()
+ */
+#include "oomd/engine.h"
+
+#include <errno.h>
+#include <glib.h>
+#include <string.h>
+
+typedef struct node node;
+struct node {
+	uint64_t id;
+	node *parent, *child, *sibling;
+	bool is_root;
+
+	uint64_t limit, user_high, delay_ms;
+	bool disable;
+
+	bool in_hold, delay_spent, frozen;
+	int64_t deadline, next_sample;
+
+	uint64_t group_kills;
+	bool have_reading;
+	oe_reading last;
+	/* Our own kill makes the kernel count OOM events; those are not a new onset. */
+	int64_t quiet_until;
+
+	uint64_t applied_high, applied_max, prev_max;
+	bool has_persisted;
+	oe_persisted persisted;
+};
+
+struct oe_engine {
+	oe_config cfg;
+	GHashTable *nodes; /* id -> node */
+	node *root;
+	bool released;
+};
+
+#define NS_PER_MS 1000000LL
+/* A kernel kill may take this long to show all its OOM events. */
+#define QUIET_AFTER_KILL_NS (2000 * NS_PER_MS)
+
+void oe_config_defaults(oe_config *cfg)
+{
+	cfg->ceiling_bytes = 64ull << 20;
+	cfg->freeze_margin_bytes = 8ull << 20;
+	cfg->sample_interval_ns = 10 * NS_PER_MS;
+	cfg->kill_mode = OE_KILL_KERNEL;
+}
+
+/* ---- action buffer ---------------------------------------------------- */
+
+void oe_actions_init(oe_actions *a, oe_action *storage, size_t cap)
+{
+	a->v = storage;
+	a->cap = cap;
+	a->n = 0;
+	a->overflow = false;
+}
+
+void oe_actions_clear(oe_actions *a)
+{
+	a->n = 0;
+	a->overflow = false;
+}
+
+static oe_action *emit(oe_actions *out, oe_action_kind kind, uint64_t id, uint64_t value)
+{
+	if (out->n >= out->cap) {
+		out->overflow = true;
+		return NULL;
+	}
+	oe_action *a = &out->v[out->n++];
+	memset(a, 0, sizeof(*a));
+	a->kind = kind;
+	a->id = id;
+	a->value = value;
+	return a;
+}
+
+static void emit_log(oe_actions *out, uint64_t id, const char *msg)
+{
+	oe_action *a = emit(out, OE_ACT_LOG, id, 0);
+	if (a)
+		a->msg = msg;
+}
+
+/* ---- tree ------------------------------------------------------------- */
+
+static node *find(const oe_engine *e, uint64_t id)
+{
+	return g_hash_table_lookup(e->nodes, &id);
+}
+
+typedef void (*node_fn)(oe_engine *e, node *n, void *ud);
+
+static void walk(oe_engine *e, node *n, node_fn fn, void *ud)
+{
+	fn(e, n, ud);
+	for (node *c = n->child; c; c = c->sibling)
+		walk(e, c, fn, ud);
+}
+
+/* rule 12: under_oom is 1 on the cgroup under OOM and on all its descendants. */
+static bool under_oom(const node *n)
+{
+	for (; n; n = n->parent)
+		if (n->in_hold)
+			return true;
+	return false;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > OE_UNLIMITED - b ? OE_UNLIMITED : a + b;
+}
+
+static int64_t deadline_after(int64_t now, uint64_t ms)
+{
+	if (ms >= (uint64_t)(INT64_MAX - now) / NS_PER_MS)
+		return OE_NO_DEADLINE - 1;
+	return now + (int64_t)ms * NS_PER_MS;
+}
+
+/* ---- what the daemon keeps for a cgroup --------------------------------- */
+
+static bool managed(const node *n)
+{
+	return !n->is_root && n->limit != OE_UNLIMITED && (n->delay_ms > 0 || n->disable);
+}
+
+/* The daemon holds the real knobs while a hold may be needed or is running. */
+static bool held_by_daemon(const node *n)
+{
+	return managed(n) || n->in_hold;
+}
+
+/* Worth persisting: anything a restart could not recover from the real files. */
+static bool has_state(const node *n)
+{
+	return !n->is_root && (n->delay_ms > 0 || n->disable || n->in_hold || n->frozen);
+}
+
+static oe_persisted snapshot(const node *n)
+{
+	oe_persisted p = {
+		.limit = n->limit,
+		.user_high = n->user_high,
+		.delay_ms = n->delay_ms,
+		.disable = n->disable,
+		.in_hold = n->in_hold,
+		.delay_spent = n->delay_spent,
+		.frozen = n->frozen,
+		.deadline_ns = n->in_hold ? n->deadline : OE_NO_DEADLINE,
+		.group_kills = n->group_kills,
+	};
+	return p;
+}
+
+static bool same_persisted(const oe_persisted *a, const oe_persisted *b)
+{
+	return a->limit == b->limit && a->user_high == b->user_high &&
+	       a->delay_ms == b->delay_ms && a->disable == b->disable &&
+	       a->in_hold == b->in_hold && a->delay_spent == b->delay_spent &&
+	       a->frozen == b->frozen && a->deadline_ns == b->deadline_ns &&
+	       a->group_kills == b->group_kills;
+}
+
+/* State is written before the actions it describes, so a crash in between
+ * leaves a restart enough to finish them. */
+static void persist(oe_engine *e, node *n, oe_actions *out)
+{
+	if (e->released || !has_state(n))
+		return;
+	oe_persisted p = snapshot(n);
+	if (n->has_persisted && same_persisted(&p, &n->persisted))
+		return;
+	oe_action *a = emit(out, OE_ACT_PERSIST, n->id, 0);
+	if (!a)
+		return;
+	a->persisted = p;
+	n->persisted = p;
+	n->has_persisted = true;
+}
+
+/* rule 1 and "How a managed cgroup is held": the real knobs the daemon wants. */
+static void desired_knobs(const oe_engine *e, const node *n, uint64_t *high, uint64_t *max)
+{
+	if (held_by_daemon(n)) {
+		*high = n->limit < n->user_high ? n->limit : n->user_high;
+		*max = sat_add(n->limit, e->cfg.ceiling_bytes);
+	} else {
+		*high = n->user_high;
+		*max = n->limit;
+	}
+}
+
+static void set_max(node *n, uint64_t v, oe_actions *out, oe_action_kind kind)
+{
+	emit(out, kind, n->id, v);
+	n->prev_max = n->applied_max;
+	n->applied_max = v;
+}
+
+/* Bring the real knobs and the persisted state in line with the node. Entering
+ * the daemon's care persists first; leaving it forgets last, so that a crash
+ * never leaves real knobs the next start would mistake for the user's. */
+static void reconcile(oe_engine *e, node *n, oe_actions *out)
+{
+	if (n->is_root || e->released)
+		return;
+	persist(e, n, out);
+	uint64_t high, max;
+	desired_knobs(e, n, &high, &max);
+	/* Lower memory.high before memory.max goes up, so that a cgroup entering the
+	 * daemon's care is never without its throttle. */
+	if (high != n->applied_high) {
+		emit(out, OE_ACT_SET_HIGH, n->id, high);
+		n->applied_high = high;
+	}
+	if (max != n->applied_max)
+		set_max(n, max, out, OE_ACT_SET_MAX);
+	if (!has_state(n) && n->has_persisted) {
+		emit(out, OE_ACT_FORGET, n->id, 0);
+		n->has_persisted = false;
+	}
+}
+
+/* ---- notifications ---------------------------------------------------- */
+
+static void notify_one(oe_engine *e, node *n, void *ud)
+{
+	(void)e;
+	emit(ud, OE_ACT_NOTIFY, n->id, 0);
+}
+
+/* rule 11: listeners of the cgroup under OOM and of every descendant hear it. */
+static void notify_subtree(oe_engine *e, node *n, oe_actions *out)
+{
+	walk(e, n, notify_one, out);
+}
+
+/* memory.oom_control of every cgroup whose under_oom follows this one changes. */
+static void changed_one(oe_engine *e, node *n, void *ud)
+{
+	(void)e;
+	emit(ud, OE_ACT_CHANGED, n->id, 0);
+}
+
+static void under_oom_changed(oe_engine *e, node *n, oe_actions *out)
+{
+	/* Only the subtree's view changes, and only if no ancestor already held it. */
+	if (n->parent && under_oom(n->parent))
+		return;
+	walk(e, n, changed_one, out);
+}
+
+/* ---- holds ------------------------------------------------------------ */
+
+/* rule 2: the OOM condition starts on a managed cgroup. */
+static void start_hold(oe_engine *e, node *n, int64_t now, oe_actions *out)
+{
+	n->in_hold = true;
+	n->deadline = deadline_after(now, n->delay_ms);
+	n->delay_spent = n->delay_ms == 0;
+	n->delay_ms = 0; /* one-shot, as in the patch: it reads 0 from now on */
+	n->next_sample = now + e->cfg.sample_interval_ns;
+	reconcile(e, n, out);
+	notify_subtree(e, n, out);
+	under_oom_changed(e, n, out);
+}
+
+static void end_hold(oe_engine *e, node *n, oe_actions *out)
+{
+	n->in_hold = false;
+	n->delay_spent = false;
+	n->deadline = OE_NO_DEADLINE;
+	if (n->frozen) {
+		emit(out, OE_ACT_THAW, n->id, 0);
+		n->frozen = false;
+	}
+	under_oom_changed(e, n, out);
+	reconcile(e, n, out);
+}
+
+/* rule 3: the kill that resolves a hold whose wait is over. */
+static void kill_now(oe_engine *e, node *n, int64_t now, oe_actions *out)
+{
+	if (e->cfg.kill_mode == OE_KILL_GROUP) {
+		emit(out, OE_ACT_KILL_GROUP, n->id, 0);
+	} else {
+		/* Writing L makes the kernel reclaim, then OOM-kill until usage fits. */
+		set_max(n, n->limit, out, OE_ACT_KILL_KERNEL);
+	}
+	n->quiet_until = now + QUIET_AFTER_KILL_NS;
+	end_hold(e, n, out);
+}
+
+/* rules 3, 4, 5, 8: what a held cgroup's latest reading means. */
+static void decide_held(oe_engine *e, node *n, int64_t now, const oe_reading *r, oe_actions *out)
+{
+	if (r->current <= n->limit) {
+		end_hold(e, n, out); /* rule 5: it fits again; held tasks run on */
+		return;
+	}
+	if (n->delay_spent && !n->disable) {
+		kill_now(e, n, now, out); /* rule 3; rule 4/8: never while D = 1 */
+		return;
+	}
+	if (!n->frozen && r->current > sat_add(n->limit, e->cfg.freeze_margin_bytes)) {
+		/* Throttling is not holding it: stop it before it reaches the ceiling. */
+		n->frozen = true;
+		persist(e, n, out);
+		emit(out, OE_ACT_FREEZE, n->id, 0);
+	}
+}
+
+/* rule 6: a new delay written during a hold restarts its wait. */
+static void rearm(node *n, int64_t now, oe_actions *out)
+{
+	n->deadline = deadline_after(now, n->delay_ms);
+	n->delay_spent = n->delay_ms == 0;
+	n->delay_ms = 0;
+	if (n->delay_spent)
+		emit(out, OE_ACT_SAMPLE, n->id, 0); /* 0 kills now, through decide_held */
+}
+
+/* rule 9: while the daemon holds a cgroup, only its own kill may take a task. */
+static void check_promise(node *n, const oe_reading *r, int64_t now, oe_actions *out)
+{
+	if (!n->have_reading || now < n->quiet_until || !held_by_daemon(n))
+		return;
+	bool killed = r->local_oom_kill > n->last.local_oom_kill || r->ev_oom_kill > n->last.ev_oom_kill;
+	bool kill_due = n->in_hold && n->delay_spent && !n->disable;
+	if (killed && !kill_due)
+		emit_log(out, n->id,
+			 "broken promise: the kernel OOM-killed in a held cgroup (usage passed the safety ceiling)");
+}
+
+/* rule 1 and 11: an OOM the kernel handled itself still reaches v1 listeners. */
+static void notify_native_oom(oe_engine *e, node *n, const oe_reading *r, int64_t now, oe_actions *out)
+{
+	if (n->have_reading && r->local_oom > n->last.local_oom && now >= n->quiet_until)
+		notify_subtree(e, n, out);
+}
+
+/* ---- inputs ----------------------------------------------------------- */
+
+oe_engine *oe_new(const oe_config *cfg)
+{
+	oe_engine *e = g_new0(oe_engine, 1);
+	e->cfg = *cfg;
+	e->nodes = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
+	return e;
+}
+
+void oe_free(oe_engine *e)
+{
+	if (!e)
+		return;
+	g_hash_table_destroy(e->nodes);
+	g_free(e);
+}
+
+static node *new_node(oe_engine *e, uint64_t id, node *parent)
+{
+	node *n = g_new0(node, 1);
+	n->id = id;
+	n->parent = parent;
+	n->limit = OE_UNLIMITED;
+	n->user_high = OE_UNLIMITED;
+	n->applied_high = OE_UNLIMITED;
+	n->applied_max = OE_UNLIMITED;
+	n->prev_max = OE_UNLIMITED;
+	n->deadline = OE_NO_DEADLINE;
+	n->next_sample = OE_NO_DEADLINE;
+	n->quiet_until = INT64_MIN;
+	if (parent) {
+		n->sibling = parent->child;
+		parent->child = n;
+	}
+	g_hash_table_insert(e->nodes, &n->id, n);
+	return n;
+}
+
+void oe_root(oe_engine *e, uint64_t id)
+{
+	if (e->root)
+		return;
+	e->root = new_node(e, id, NULL);
+	e->root->is_root = true;
+}
+
+static void restore(oe_engine *e, node *n, int64_t now, uint64_t real_max, const oe_persisted *p,
+		    oe_actions *out)
+{
+	n->limit = p->limit;
+	n->user_high = p->user_high;
+	n->delay_ms = p->delay_ms;
+	n->disable = p->disable;
+	n->group_kills = p->group_kills;
+	n->frozen = p->frozen;
+	n->has_persisted = true;
+	n->persisted = *p;
+	/* A real memory.max that is neither L nor the daemon's ceiling was written by
+	 * someone else while we were away: adopt it, as we would have. */
+	uint64_t high, max;
+	desired_knobs(e, n, &high, &max);
+	if (real_max != max && real_max != n->limit && !p->in_hold)
+		n->limit = real_max;
+	if (p->in_hold) {
+		n->in_hold = true;
+		n->deadline = p->deadline_ns;
+		n->delay_spent = p->delay_spent || p->deadline_ns <= now;
+		n->next_sample = now;
+		/* The hold is finished or resumed by the reading this asks for. */
+		emit(out, OE_ACT_SAMPLE, n->id, 0);
+	} else if (n->frozen) {
+		emit(out, OE_ACT_THAW, n->id, 0); /* frozen outside a hold: a crash in between */
+		n->frozen = false;
+	}
+}
+
+bool oe_cgroup_add(oe_engine *e, int64_t now, uint64_t id, uint64_t parent, uint64_t real_max,
+		   uint64_t real_high, const oe_persisted *persisted, oe_actions *out)
+{
+	if (find(e, id))
+		return true;
+	node *p = find(e, parent);
+	if (!p)
+		return false;
+	node *n = new_node(e, id, p);
+	n->applied_max = real_max;
+	n->prev_max = real_max;
+	n->applied_high = real_high;
+	if (persisted) {
+		restore(e, n, now, real_max, persisted, out);
+	} else {
+		n->limit = real_max;
+		n->user_high = real_high;
+		/* rule 7: a new cgroup starts with its parent's T and D. */
+		n->delay_ms = p->delay_ms;
+		n->disable = p->is_root ? false : p->disable;
+	}
+	reconcile(e, n, out);
+	if (under_oom(n))
+		emit(out, OE_ACT_CHANGED, n->id, 0);
+	return true;
+}
+
+void oe_cgroup_remove(oe_engine *e, uint64_t id, oe_actions *out)
+{
+	node *n = find(e, id);
+	if (!n || n->is_root)
+		return;
+	while (n->child)
+		oe_cgroup_remove(e, n->child->id, out);
+	node **pp = &n->parent->child;
+	while (*pp != n)
+		pp = &(*pp)->sibling;
+	*pp = n->sibling;
+	g_hash_table_remove(e->nodes, &id);
+}
+
+struct delay_write {
+	uint64_t ms;
+	int64_t now;
+	oe_actions *out;
+};
+
+static void set_delay_one(oe_engine *e, node *n, void *ud)
+{
+	struct delay_write *w = ud;
+	n->delay_ms = w->ms;
+	if (n->in_hold)
+		rearm(n, w->now, w->out);
+	reconcile(e, n, w->out);
+}
+
+int oe_write_delay(oe_engine *e, int64_t now, uint64_t id, uint64_t ms, oe_actions *out)
+{
+	node *n = find(e, id);
+	if (!n)
+		return ENOENT;
+	if (ms > OE_MAX_DELAY_MS)
+		return EINVAL;
+	/* The patch sets the delay on the cgroup and every descendant. */
+	struct delay_write w = { .ms = ms, .now = now, .out = out };
+	walk(e, n, set_delay_one, &w);
+	return 0;
+}
+
+int oe_write_disable(oe_engine *e, int64_t now, uint64_t id, uint64_t v, oe_actions *out)
+{
+	(void)now;
+	node *n = find(e, id);
+	if (!n)
+		return ENOENT;
+	if (n->is_root || v > 1) /* v1 refuses oom_control writes on the root */
+		return EINVAL;
+	bool was = n->disable;
+	n->disable = v == 1;
+	reconcile(e, n, out);
+	if (was != n->disable)
+		emit(out, OE_ACT_CHANGED, n->id, 0);
+	/* rule 4: D = 0 in a hold whose wait is over kills at once (decided on a fresh reading). */
+	if (n->in_hold && n->delay_spent && !n->disable)
+		emit(out, OE_ACT_SAMPLE, n->id, 0);
+	return 0;
+}
+
+int oe_write_limit(oe_engine *e, int64_t now, uint64_t id, uint64_t bytes, oe_actions *out)
+{
+	(void)now;
+	node *n = find(e, id);
+	if (!n)
+		return ENOENT;
+	if (n->is_root)
+		return EINVAL;
+	n->limit = bytes;
+	reconcile(e, n, out);
+	/* rule 5: a raised limit may end a hold; a lowered one may start one. */
+	if (held_by_daemon(n))
+		emit(out, OE_ACT_SAMPLE, n->id, 0);
+	return 0;
+}
+
+int oe_write_high(oe_engine *e, int64_t now, uint64_t id, uint64_t bytes, oe_actions *out)
+{
+	(void)now;
+	node *n = find(e, id);
+	if (!n)
+		return ENOENT;
+	if (n->is_root)
+		return EINVAL;
+	n->user_high = bytes;
+	reconcile(e, n, out);
+	return 0;
+}
+
+void oe_real_max_seen(oe_engine *e, int64_t now, uint64_t id, uint64_t value, oe_actions *out)
+{
+	node *n = find(e, id);
+	if (!n || n->is_root || e->released)
+		return;
+	/* Our own writes come back through inotify too, possibly late. */
+	if (value == n->applied_max || value == n->prev_max)
+		return;
+	n->applied_max = value;
+	oe_write_limit(e, now, id, value, out);
+}
+
+void oe_sample(oe_engine *e, int64_t now, uint64_t id, const oe_reading *r, oe_actions *out)
+{
+	node *n = find(e, id);
+	if (!n || n->is_root || e->released)
+		return;
+	check_promise(n, r, now, out);
+	notify_native_oom(e, n, r, now, out);
+	if (n->have_reading && r->local_oom_kill != n->last.local_oom_kill)
+		emit(out, OE_ACT_CHANGED, n->id, 0); /* rule 10: oom_kill moved */
+	n->last = *r;
+	n->have_reading = true;
+
+	if (n->in_hold)
+		decide_held(e, n, now, r, out);
+	else if (managed(n) && r->current > n->limit)
+		start_hold(e, n, now, out);
+}
+
+static void tick_one(oe_engine *e, node *n, void *ud)
+{
+	struct delay_write *w = ud;
+	if (!n->in_hold)
+		return;
+	bool sample = false;
+	if (!n->delay_spent && w->now >= n->deadline) {
+		n->delay_spent = true;
+		persist(e, n, w->out);
+		sample = true; /* the kill is decided on a reading taken now */
+	}
+	if (w->now >= n->next_sample)
+		sample = true;
+	if (sample) {
+		n->next_sample = w->now + e->cfg.sample_interval_ns;
+		emit(w->out, OE_ACT_SAMPLE, n->id, 0);
+	}
+}
+
+void oe_tick(oe_engine *e, int64_t now, oe_actions *out)
+{
+	if (!e->root || e->released)
+		return;
+	struct delay_write w = { .now = now, .out = out };
+	walk(e, e->root, tick_one, &w);
+}
+
+int64_t oe_next_wakeup(const oe_engine *e)
+{
+	int64_t next = OE_NO_DEADLINE;
+	GHashTableIter it;
+	gpointer v;
+	if (e->released)
+		return next;
+	g_hash_table_iter_init(&it, e->nodes);
+	while (g_hash_table_iter_next(&it, NULL, &v)) {
+		const node *n = v;
+		if (!n->in_hold)
+			continue;
+		if (!n->delay_spent && n->deadline < next)
+			next = n->deadline;
+		if (n->next_sample < next)
+			next = n->next_sample;
+	}
+	return next;
+}
+
+void oe_group_killed(oe_engine *e, uint64_t id, uint64_t killed, oe_actions *out)
+{
+	node *n = find(e, id);
+	if (!n || killed == 0)
+		return;
+	n->group_kills += killed; /* rule 10: group-mode kills count as this cgroup's */
+	persist(e, n, out);
+	emit(out, OE_ACT_CHANGED, n->id, 0);
+}
+
+static void release_one(oe_engine *e, node *n, void *ud)
+{
+	oe_actions *out = ud;
+	(void)e;
+	if (n->is_root)
+		return;
+	if (n->frozen)
+		emit(out, OE_ACT_THAW, n->id, 0);
+	if (n->applied_max != n->limit)
+		emit(out, OE_ACT_SET_MAX, n->id, n->limit);
+	if (n->applied_high != n->user_high)
+		emit(out, OE_ACT_SET_HIGH, n->id, n->user_high);
+	if (n->has_persisted)
+		emit(out, OE_ACT_FORGET, n->id, 0);
+	n->frozen = false;
+	n->applied_max = n->limit;
+	n->applied_high = n->user_high;
+	n->has_persisted = false;
+}
+
+void oe_release_all(oe_engine *e, oe_actions *out)
+{
+	if (!e->root)
+		return;
+	walk(e, e->root, release_one, out);
+	e->released = true;
+}
+
+/* ---- queries ---------------------------------------------------------- */
+
+bool oe_view_get(const oe_engine *e, uint64_t id, oe_view *v)
+{
+	const node *n = find(e, id);
+	if (!n)
+		return false;
+	memset(v, 0, sizeof(*v));
+	v->limit = n->limit;
+	v->user_high = n->user_high;
+	v->delay_ms = n->delay_ms;
+	v->disable = n->disable;
+	v->under_oom = under_oom(n);
+	v->in_hold = n->in_hold;
+	v->oom_kill = n->last.local_oom_kill + n->group_kills;
+	desired_knobs(e, n, &v->real_high, &v->real_max);
+	v->frozen = n->frozen;
+	v->managed = managed(n);
+	v->deadline_ns = n->in_hold ? n->deadline : OE_NO_DEADLINE;
+	return true;
+}
+
+bool oe_known(const oe_engine *e, uint64_t id)
+{
+	return find(e, id) != NULL;
+}
+
+uint64_t oe_parent(const oe_engine *e, uint64_t id)
+{
+	const node *n = find(e, id);
+	return n && n->parent ? n->parent->id : 0;
+}
+
+size_t oe_count(const oe_engine *e)
+{
+	return g_hash_table_size(e->nodes);
+}
+
+struct foreach_ctx {
+	void (*fn)(uint64_t id, void *ud);
+	void *ud;
+};
+
+static void foreach_one(oe_engine *e, node *n, void *ud)
+{
+	(void)e;
+	struct foreach_ctx *c = ud;
+	c->fn(n->id, c->ud);
+}
+
+void oe_foreach_subtree(const oe_engine *e, uint64_t id, void (*fn)(uint64_t id, void *ud), void *ud)
+{
+	node *n = find(e, id);
+	struct foreach_ctx c = { fn, ud };
+	if (n)
+		walk((oe_engine *)e, n, foreach_one, &c);
+}
