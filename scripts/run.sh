@@ -1,0 +1,23 @@
+#!/bin/sh
+# The main job: builds oomdelayfs and mounts the shadow tree of this host's cgroup-v2
+# tree on MOUNTPOINT (default /run/oomdelayfs/shadow) in the foreground. On a host
+# without a cgroup-v2 memory controller (e.g. a cgroup-v1 or hybrid host) it boots
+# the bundled VM on Debian's 6.12 kernel and demonstrates the shadow tree there.
+# Usage: scripts/run.sh [MOUNTPOINT] [oomdelayfs options...]
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=$top/build
+"$top/scripts/deps.sh"
+[ -f "$build/build.ninja" ] || meson setup "$build" "$top"
+meson compile -C "$build"
+
+cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+if [ -n "$cg2" ] && grep -qw memory "$cg2/cgroup.controllers" 2>/dev/null; then
+	mnt=${1:-/run/oomdelayfs/shadow}
+	[ $# -gt 0 ] && shift
+	mkdir -p "$mnt"
+	echo "run: serving $cg2 on $mnt (Ctrl-C unmounts and hands every cgroup back)"
+	exec "$build/daemon/oomdelayfs" --cgroup-root "$cg2" "$@" "$mnt"
+fi
+echo "run: this host has no cgroup-v2 memory controller${cg2:+ ($cg2 lacks memory)}; demonstrating in the VM"
+exec "$top/tests/vm/run-vm.sh" --kernel 6.12 --scenario demo --build-dir "$build"

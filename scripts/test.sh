@@ -1,0 +1,14 @@
+#!/bin/sh
+# Runs every test: installs what is needed, builds with -Werror, runs the criterion
+# unit tests and the real-kernel scenarios in the VM on Debian's 6.1 and 6.12 kernels.
+# Usage: scripts/test.sh [BUILD_DIR]   (default: build)
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$top/build}
+"$top/scripts/deps.sh"
+if [ ! -f "$build/build.ninja" ]; then
+	meson setup "$build" "$top"
+fi
+meson compile -C "$build"
+meson test -C "$build" --print-errorlogs --suite unit
+meson test -C "$build" --print-errorlogs --suite vm --verbose
