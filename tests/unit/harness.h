@@ -44,7 +44,12 @@ static oe_actions ACT;
 static inline void advance_ms(int64_t ms) { now_ns += MS(ms); }
 static inline void advance_ns(int64_t ns) { now_ns += ns; }
 
-static inline void clr(void) { oe_actions_clear(&ACT); }
+static bool answered[sizeof act_storage / sizeof act_storage[0]];
+static inline void clr(void)
+{
+	oe_actions_clear(&ACT);
+	memset(answered, 0, sizeof answered);
+}
 
 static inline const char *kname(oe_action_kind k)
 {
@@ -173,26 +178,109 @@ static inline oe_view view(uint64_t id)
 	return v;
 }
 
+/* The fake world: the usage each cgroup has now (set by every sample() a test makes).
+ * The fake shell answers the engine's OE_ACT_SAMPLE requests from it after every call. */
+#define WORLD_IDS 64
+static uint64_t world_cur[WORLD_IDS];
+static bool world_set[WORLD_IDS];
+static void pump(void);
+
 /* Engine calls with the fake clock. They append to ACT (call clr() to start afresh). */
 static inline void add(uint64_t id, uint64_t parent, uint64_t max, uint64_t high)
 {
 	cr_assert(oe_cgroup_add(E, now_ns, id, parent, max, high, NULL, &ACT), "add %llu failed",
 		  (unsigned long long)id);
+	pump();
 }
-static inline int wdelay(uint64_t id, uint64_t ms) { return oe_write_delay(E, now_ns, id, ms, &ACT); }
-static inline int wdis(uint64_t id, uint64_t v) { return oe_write_disable(E, now_ns, id, v, &ACT); }
-static inline int wlimit(uint64_t id, uint64_t b) { return oe_write_limit(E, now_ns, id, b, &ACT); }
-static inline int whigh(uint64_t id, uint64_t b) { return oe_write_high(E, now_ns, id, b, &ACT); }
-static inline void tick(void) { oe_tick(E, now_ns, &ACT); }
-static inline void sample_r(uint64_t id, const oe_reading *r) { oe_sample(E, now_ns, id, r, &ACT); }
+static inline int wdelay(uint64_t id, uint64_t ms)
+{
+	int rc = oe_write_delay(E, now_ns, id, ms, &ACT);
+	pump();
+	return rc;
+}
+static inline int wdis(uint64_t id, uint64_t v)
+{
+	int rc = oe_write_disable(E, now_ns, id, v, &ACT);
+	pump();
+	return rc;
+}
+static inline int wlimit(uint64_t id, uint64_t b)
+{
+	int rc = oe_write_limit(E, now_ns, id, b, &ACT);
+	pump();
+	return rc;
+}
+static inline int whigh(uint64_t id, uint64_t b)
+{
+	int rc = oe_write_high(E, now_ns, id, b, &ACT);
+	pump();
+	return rc;
+}
+static inline void tick(void)
+{
+	oe_tick(E, now_ns, &ACT);
+	pump();
+}
+static inline void sample_r(uint64_t id, const oe_reading *r)
+{
+	if (id < WORLD_IDS) {
+		world_cur[id] = r->current;
+		world_set[id] = true;
+	}
+	oe_sample(E, now_ns, id, r, &ACT);
+}
 static inline void sample(uint64_t id, uint64_t current)
 {
 	oe_reading r;
 	memset(&r, 0, sizeof r);
 	r.current = current;
 	sample_r(id, &r);
+	pump();
 }
-static inline void seen_max(uint64_t id, uint64_t v) { oe_real_max_seen(E, now_ns, id, v, &ACT); }
+
+/* Play the shell's side of OE_ACT_SAMPLE: answer every SAMPLE for `id` in ACT that was
+ * not answered yet with a reading of `current` (the engine may decide a kill only on a
+ * fresh reading). Returns how many were answered. */
+static inline int answer(uint64_t id, uint64_t current)
+{
+	int k = 0;
+	for (size_t i = 0; i < ACT.n && i < sizeof answered; i++) {
+		if (answered[i] || ACT.v[i].kind != OE_ACT_SAMPLE || ACT.v[i].id != id)
+			continue;
+		answered[i] = true;
+		sample(id, current);
+		k++;
+	}
+	return k;
+}
+/* ... with usage still 1 MiB over the cgroup's current L: the OOM condition holds. */
+static inline int answer_over(uint64_t id);
+static inline void seen_max(uint64_t id, uint64_t v)
+{
+	oe_real_max_seen(E, now_ns, id, v, &ACT);
+	pump();
+}
+
+/* Answer every unanswered SAMPLE for a cgroup whose usage the world knows. */
+static void pump(void)
+{
+	for (int round = 0; round < 64; round++) {
+		bool did = false;
+		for (size_t i = 0; i < ACT.n && i < sizeof answered; i++) {
+			uint64_t id = ACT.v[i].id;
+			if (answered[i] || ACT.v[i].kind != OE_ACT_SAMPLE || id >= WORLD_IDS || !world_set[id])
+				continue;
+			answered[i] = true;
+			oe_reading r;
+			memset(&r, 0, sizeof r);
+			r.current = world_cur[id];
+			oe_sample(E, now_ns, id, &r, &ACT);
+			did = true;
+		}
+		if (!did)
+			return;
+	}
+}
 
 static inline void engine_new(oe_kill_mode mode)
 {
@@ -206,6 +294,14 @@ static inline void engine_new(oe_kill_mode mode)
 	oe_actions_init(&ACT, act_storage, sizeof act_storage / sizeof act_storage[0]);
 	now_ns = 1000 * MS(1000); /* 1000 s after boot: no zero-time edge cases */
 	oe_root(E, ROOT);
+}
+
+static inline int answer_over(uint64_t id)
+{
+	oe_view v;
+	if (!oe_view_get(E, id, &v))
+		return 0;
+	return answer(id, v.limit + MiB);
 }
 
 /* Build the standard tree; all unmanaged (T = 0, D = 0), user high = max. */
