@@ -1,0 +1,148 @@
+/* dir.c — directory listings. Each listing from offset 0 reads the real
+ * directory afresh (no stale entries when cgroups come and go), fills d_type
+ * (cgroup-tools' walkers rely on it) and appends the synthetic names of a
+ * memory cgroup. Later offsets index into that snapshot, so one `ls` sees one
+ * consistent listing.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fs_private.h"
+
+typedef struct {
+	char *name;
+	uint64_t ino;
+	unsigned char type;
+} fs_dirent;
+
+typedef struct {
+	GMutex lock;
+	DIR *dp;
+	GArray *ents; /* fs_dirent; NULL until the first listing */
+	uint64_t nodeid;
+	bool is_root;
+} fs_dir;
+
+static void dirent_clear(gpointer p)
+{
+	g_free(((fs_dirent *)p)->name);
+}
+
+void fs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	fs_node *n = fs_inodes_get(fs_of(req)->inodes, ino);
+	if (!n) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
+	int fd = openat(n->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	DIR *dp = fdopendir(fd);
+	if (!dp) {
+		int err = errno;
+		close(fd);
+		fuse_reply_err(req, err);
+		return;
+	}
+	fs_dir *d = g_new0(fs_dir, 1);
+	g_mutex_init(&d->lock);
+	d->dp = dp;
+	d->nodeid = n->nodeid;
+	d->is_root = n->cg_is_root;
+	fi->fh = (uintptr_t)d;
+	fi->cache_readdir = 0;
+	fi->keep_cache = 0;
+	if (fuse_reply_open(req, fi) != 0) {
+		closedir(dp);
+		g_mutex_clear(&d->lock);
+		g_free(d);
+	}
+}
+
+static int refresh(fs_dir *d)
+{
+	GArray *ents = g_array_new(FALSE, FALSE, sizeof(fs_dirent));
+	g_array_set_clear_func(ents, dirent_clear);
+	fs_memcg_kind kind = fs_memcg_kind_of(dirfd(d->dp), d->is_root);
+
+	rewinddir(d->dp);
+	for (;;) {
+		errno = 0;
+		struct dirent *de = readdir(d->dp);
+		if (!de) {
+			if (errno) {
+				int err = errno;
+				g_array_unref(ents);
+				return err;
+			}
+			break;
+		}
+		const fs_synth *s = fs_synth_find(de->d_name);
+		if (s && fs_synth_present(s, kind))
+			continue; /* ours shadows a real file of that name */
+		fs_dirent e = { g_strdup(de->d_name), de->d_ino, de->d_type };
+		g_array_append_val(ents, e);
+	}
+	for (unsigned i = 0; i < fs_synth_count(); i++) {
+		const fs_synth *s = fs_synth_at(i);
+		if (!fs_synth_present(s, kind))
+			continue;
+		fs_dirent e = { g_strdup(s->name), fs_inodes_synth_id(d->nodeid, s), DT_REG };
+		g_array_append_val(ents, e);
+	}
+	if (d->ents)
+		g_array_unref(d->ents);
+	d->ents = ents;
+	return 0;
+}
+
+void fs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	(void)ino;
+	fs_dir *d = (fs_dir *)(uintptr_t)fi->fh;
+	g_mutex_lock(&d->lock);
+	if (off == 0 || !d->ents) {
+		int err = refresh(d);
+		if (err) {
+			g_mutex_unlock(&d->lock);
+			fuse_reply_err(req, err);
+			return;
+		}
+	}
+	char *buf = g_try_malloc(size ? size : 1);
+	if (!buf) {
+		g_mutex_unlock(&d->lock);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	size_t used = 0;
+	for (guint i = off < 0 ? 0 : (guint)off; i < d->ents->len; i++) {
+		const fs_dirent *e = &g_array_index(d->ents, fs_dirent, i);
+		struct stat st = { .st_ino = e->ino, .st_mode = (mode_t)e->type << 12 };
+		size_t need = fuse_add_direntry(req, buf + used, size - used, e->name, &st, (off_t)i + 1);
+		if (need > size - used)
+			break;
+		used += need;
+	}
+	g_mutex_unlock(&d->lock);
+	fuse_reply_buf(req, buf, used);
+	g_free(buf);
+}
+
+void fs_op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	fs_dir *d = (fs_dir *)(uintptr_t)fi->fh;
+	closedir(d->dp);
+	if (d->ents)
+		g_array_unref(d->ents);
+	g_mutex_clear(&d->lock);
+	g_free(d);
+	fuse_reply_err(req, 0);
+}

@@ -1,0 +1,405 @@
+/* entry.c — name and attribute operations: lookup/forget, getattr/setattr,
+ * mkdir/rmdir (real cgroups), unlink, rename, readlink, statfs. Everything is
+ * relative to the parent's O_PATH descriptor; nothing is cached by the kernel
+ * (timeouts 0) so cgroups that appear or vanish underneath show at once.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "fs_private.h"
+
+static int synth_stat(int dirfd, uint64_t id, const fs_synth *s, struct stat *st)
+{
+	if (fstat(dirfd, st) < 0)
+		return errno;
+	/* The directory's owner and times: a container owning its cgroup may write them. */
+	st->st_ino = id;
+	st->st_mode = S_IFREG | s->mode;
+	st->st_nlink = 1;
+	st->st_size = 0;
+	st->st_blocks = 0;
+	st->st_rdev = 0;
+	return 0;
+}
+
+/* A synthetic name of dir, when dir is a memory cgroup that carries it. */
+static const fs_synth *synth_of(const fs_node *dir, const char *name)
+{
+	const fs_synth *s = fs_synth_find(name);
+	if (!s || (s->flags & FS_SYN_VIRTUAL))
+		return NULL;
+	return fs_synth_present(s, fs_memcg_kind_of(dir->fd, dir->cg_is_root)) ? s : NULL;
+}
+
+int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, struct fuse_entry_param *e)
+{
+	memset(e, 0, sizeof *e);
+	e->attr_timeout = 0.0;
+	e->entry_timeout = 0.0;
+
+	const fs_synth *s = synth_of(dir, name);
+	if (s) {
+		int err = synth_stat(dir->fd, 0, s, &e->attr);
+		if (err)
+			return err;
+		fs_node *n = fs_inodes_intern_synth(fs->inodes, dir, s, &err);
+		if (!n)
+			return err;
+		e->ino = n->nodeid;
+		e->attr.st_ino = n->nodeid;
+		return 0;
+	}
+
+	int fd = openat(dir->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	if (fstatat(fd, "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
+		int err = errno;
+		close(fd);
+		return err;
+	}
+	int err = 0;
+	fs_node *n = fs_inodes_intern_real(fs->inodes, dir, fd, &e->attr, name, &err);
+	if (!n)
+		return err;
+	e->ino = n->nodeid;
+	return 0;
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	od_shadowfs *fs = fs_of(req);
+	fs_node *dir = fs_inodes_get(fs->inodes, parent);
+	if (!dir) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
+	struct fuse_entry_param e;
+	int err = fs_do_lookup(fs, dir, name, &e);
+	if (err) {
+		fuse_reply_err(req, err); /* no negative entry: it may appear any moment */
+		return;
+	}
+	if (fuse_reply_entry(req, &e) != 0)
+		fs_inodes_forget(fs->inodes, e.ino, 1);
+}
+
+static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	fs_inodes_forget(fs_of(req)->inodes, ino, nlookup);
+	fuse_reply_none(req);
+}
+
+static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+	od_shadowfs *fs = fs_of(req);
+	for (size_t i = 0; i < count; i++)
+		fs_inodes_forget(fs->inodes, forgets[i].ino, forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+static int node_stat(const fs_node *n, struct stat *st)
+{
+	if (n->syn && !(n->syn->flags & FS_SYN_VIRTUAL))
+		return synth_stat(n->fd, n->nodeid, n->syn, st);
+	if (fstatat(n->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+		return errno;
+	return 0;
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)fi;
+	fs_node *n = fs_inodes_get(fs_of(req)->inodes, ino);
+	if (!n) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
+	struct stat st;
+	int err = node_stat(n, &st);
+	if (err)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_attr(req, &st, 0.0);
+}
+
+static int set_times(const fs_node *n, int ffd, const struct stat *attr, int valid)
+{
+	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_nsec = UTIME_OMIT } };
+	if (valid & FUSE_SET_ATTR_ATIME_NOW)
+		ts[0].tv_nsec = UTIME_NOW;
+	else if (valid & FUSE_SET_ATTR_ATIME)
+		ts[0] = attr->st_atim;
+	if (valid & FUSE_SET_ATTR_MTIME_NOW)
+		ts[1].tv_nsec = UTIME_NOW;
+	else if (valid & FUSE_SET_ATTR_MTIME)
+		ts[1] = attr->st_mtim;
+	if (ffd >= 0)
+		return futimens(ffd, ts) < 0 ? errno : 0;
+	char path[64];
+	fs_proc_path(path, n->fd);
+	return utimensat(AT_FDCWD, path, ts, 0) < 0 ? errno : 0;
+}
+
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
+		       struct fuse_file_info *fi)
+{
+	fs_node *n = fs_inodes_get(fs_of(req)->inodes, ino);
+	if (!n) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
+	fs_file *f = fi ? (fs_file *)(uintptr_t)fi->fh : NULL;
+	int ffd = f ? f->fd : -1;
+	char path[64];
+	fs_proc_path(path, n->fd);
+	int err = 0;
+
+	/* A synthetic file follows its directory (chown -R of a v1-style delegation
+	 * must not fail on it); truncation is how `echo >` opens any cgroup file. */
+	if (n->syn && !(n->syn->flags & FS_SYN_VIRTUAL))
+		goto reply;
+	if (valid & FUSE_SET_ATTR_MODE) {
+		if (chmod(path, attr->st_mode & 07777) < 0) {
+			err = errno;
+			goto reply;
+		}
+	}
+	if (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
+		uid_t uid = (valid & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1;
+		gid_t gid = (valid & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1;
+		if (fchownat(n->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
+			err = errno;
+			goto reply;
+		}
+	}
+	if ((valid & FUSE_SET_ATTR_SIZE) && !n->syn) {
+		int r = ffd >= 0 ? ftruncate(ffd, attr->st_size) : truncate(path, attr->st_size);
+		if (r < 0) {
+			err = errno;
+			goto reply;
+		}
+	}
+	if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
+		     FUSE_SET_ATTR_MTIME_NOW)) {
+		err = set_times(n, ffd, attr, valid);
+		if (err)
+			goto reply;
+	}
+reply:
+	if (err) {
+		fuse_reply_err(req, err);
+		return;
+	}
+	struct stat st;
+	err = node_stat(n, &st);
+	if (err)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_attr(req, &st, 0.0);
+}
+
+static void op_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	fs_node *n = fs_inodes_get(fs_of(req)->inodes, ino);
+	if (!n) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
+	char buf[PATH_MAX + 1];
+	ssize_t r = readlinkat(n->fd, "", buf, sizeof buf);
+	if (r < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	if ((size_t)r >= sizeof buf) {
+		fuse_reply_err(req, ENAMETOOLONG);
+		return;
+	}
+	buf[r] = '\0';
+	fuse_reply_readlink(req, buf);
+}
+
+/* A cgroup made by a non-root caller belongs to the caller with all its files,
+ * as cgroup_kn_set_ugid() does when the caller creates it directly; the daemon
+ * creating it as root would otherwise lock the caller out of what it made. */
+static void give_to_caller(int fd, const char *name, uid_t uid, gid_t gid)
+{
+	if (fchownat(fd, "", uid, gid, AT_EMPTY_PATH) < 0)
+		g_warning("mkdir %s: cannot give the new cgroup to uid %u: %s", name, (unsigned)uid,
+			  g_strerror(errno));
+	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		g_warning("mkdir %s: cannot list the new cgroup: %s", name, g_strerror(errno));
+		return;
+	}
+	DIR *dp = fdopendir(dfd);
+	if (!dp) {
+		close(dfd);
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(dp)) != NULL) {
+		if (de->d_type == DT_DIR)
+			continue; /* ".", "..": a new cgroup has no children yet */
+		if (fchownat(dirfd(dp), de->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+			g_warning("mkdir %s: cannot give %s to uid %u: %s", name, de->d_name,
+				  (unsigned)uid, g_strerror(errno));
+	}
+	closedir(dp);
+}
+
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	od_shadowfs *fs = fs_of(req);
+	fs_node *dir = fs_inodes_get(fs->inodes, parent);
+	if (!dir) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
+	if (synth_of(dir, name)) {
+		fuse_reply_err(req, EEXIST);
+		return;
+	}
+	mode &= 07777; /* the kernel already applied the caller's umask */
+	if (mkdirat(dir->fd, name, mode) < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	struct fuse_entry_param e;
+	int err = fs_do_lookup(fs, dir, name, &e);
+	if (err) {
+		/* removed again already, or out of descriptors */
+		g_warning("mkdir %s: made it but cannot open it: %s", name, g_strerror(err));
+		fuse_reply_err(req, err);
+		return;
+	}
+	fs_node *n = fs_inodes_get(fs->inodes, e.ino);
+	if (n && S_ISDIR(e.attr.st_mode)) {
+		char path[64];
+		fs_proc_path(path, n->fd);
+		if ((mode & fs->umask) && chmod(path, mode) < 0) /* undo the daemon's own umask */
+			g_warning("mkdir %s: cannot set mode %o: %s", name, mode, g_strerror(errno));
+		const struct fuse_ctx *ctx = fuse_req_ctx(req);
+		if (ctx->uid != 0)
+			give_to_caller(n->fd, name, ctx->uid, ctx->gid);
+		/* Rule 7 (inheritance) must hold before mkdir returns. */
+		if (fs->ctl) {
+			uint64_t id = 0;
+			int r = od_controller_add(fs->ctl, dir->cg_id, n->fd, &id);
+			if (r)
+				g_warning("mkdir %s (cgroup %" G_GUINT64_FORMAT "): controller refused it: %s;"
+					  " the watcher will retry", name, (uint64_t)e.attr.st_ino,
+					  g_strerror(r));
+		}
+		struct stat st;
+		if (fstatat(n->fd, "", &st, AT_EMPTY_PATH) == 0)
+			e.attr = st;
+	}
+	if (fuse_reply_entry(req, &e) != 0)
+		fs_inodes_forget(fs->inodes, e.ino, 1);
+}
+
+static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fs_node *dir = fs_inodes_get(fs_of(req)->inodes, parent);
+	if (!dir) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
+	/* The watcher sees the removal in the real tree and tells the controller. */
+	fuse_reply_err(req, unlinkat(dir->fd, name, AT_REMOVEDIR) < 0 ? errno : 0);
+}
+
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fs_node *dir = fs_inodes_get(fs_of(req)->inodes, parent);
+	if (!dir) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
+	if (synth_of(dir, name)) {
+		fuse_reply_err(req, EPERM); /* as for any cgroup file */
+		return;
+	}
+	fuse_reply_err(req, unlinkat(dir->fd, name, 0) < 0 ? errno : 0);
+}
+
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		      const char *newname, unsigned int flags)
+{
+	od_shadowfs *fs = fs_of(req);
+	fs_node *a = fs_inodes_get(fs->inodes, parent);
+	fs_node *b = fs_inodes_get(fs->inodes, newparent);
+	if (!a || !b) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
+	if (synth_of(a, name) || synth_of(b, newname)) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
+	/* cgroup v2 renames a cgroup within its parent; the kernel decides what is allowed */
+	int r = renameat2(a->fd, name, b->fd, newname, flags);
+	fuse_reply_err(req, r < 0 ? errno : 0);
+}
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	fs_node *n = fs_inodes_get(fs_of(req)->inodes, ino);
+	if (!n) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
+	struct statvfs sv;
+	if (fstatvfs(n->fd, &sv) < 0)
+		fuse_reply_err(req, errno);
+	else
+		fuse_reply_statfs(req, &sv);
+}
+
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+	(void)userdata;
+	/* O_TRUNC arrives with open: saves the setattr round trip of every `echo >` */
+	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
+		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+	/* the kernel must never buffer writes: each one is a kernel knob write */
+	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
+}
+
+const struct fuse_lowlevel_ops fs_ops = {
+	.init = op_init,
+	.lookup = op_lookup,
+	.forget = op_forget,
+	.forget_multi = op_forget_multi,
+	.getattr = op_getattr,
+	.setattr = op_setattr,
+	.readlink = op_readlink,
+	.mkdir = op_mkdir,
+	.unlink = op_unlink,
+	.rmdir = op_rmdir,
+	.rename = op_rename,
+	.open = fs_op_open,
+	.read = fs_op_read,
+	.write = fs_op_write,
+	.flush = fs_op_flush,
+	.release = fs_op_release,
+	.fsync = fs_op_fsync,
+	.opendir = fs_op_opendir,
+	.readdir = fs_op_readdir,
+	.releasedir = fs_op_releasedir,
+	.statfs = op_statfs,
+	.setxattr = fs_op_setxattr,
+	.getxattr = fs_op_getxattr,
+	.listxattr = fs_op_listxattr,
+	.removexattr = fs_op_removexattr,
+	.create = fs_op_create,
+	.poll = fs_op_poll,
+};

@@ -1,0 +1,203 @@
+/* fs_private.h — what the files of fs/ share: the session object, the inode
+ * table, open-file handles, the synthetic file table and the two poll engines.
+ * Not installed; the public contract is include/oomd/shadowfs.h.
+ */
+#ifndef OOMD_FS_PRIVATE_H
+#define OOMD_FS_PRIVATE_H
+
+#include <fuse_lowlevel.h>
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "oomd/controller.h"
+#include "oomd/shadowfs.h"
+
+/* Node ids: a real object's id is its st_ino, so ids survive a daemon restart
+ * (kernfs inode numbers are never reused while the node lives, and carry a
+ * generation in the high bits when the 32-bit counter wraps). Synthetic files
+ * borrow their directory's id under a tag bit; anything that cannot follow
+ * that scheme (another device, a clash) gets a counter id in its own range. */
+#define FS_SYN_TAG (UINT64_C(1) << 63)
+#define FS_FALLBACK_BASE (UINT64_C(1) << 62)
+#define FS_SYN_SHIFT 4 /* room for 15 synthetic names per directory */
+
+/* kernfs' default poll mask; also what a synthetic file reports when idle */
+#define FS_POLL_DEFAULT (POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM)
+
+/* ---- synthetic and virtualised files (synthetic.c) ---- */
+
+enum {
+	FS_SYN_VIRTUAL = 1 << 0, /* a real kernel file whose content we replace */
+	FS_SYN_ROOT = 1 << 1,    /* also present in the root cgroup */
+	FS_SYN_NOTIFY = 1 << 2,  /* content changes are announced by poll (oom_control) */
+};
+
+/* A handler may answer this to have the request served by the real file. */
+#define FS_SYN_PASS (-1)
+
+typedef struct {
+	od_controller *ctl;
+	uint64_t id;     /* the cgroup: st_ino of its real directory */
+	uint64_t parent; /* its parent's id, 0 for the served root */
+	int dirfd;       /* O_PATH descriptor of the real cgroup directory */
+	bool is_root;    /* the root cgroup (no memory.max of its own) */
+	uint64_t page_size;
+	fuse_req_t req;  /* the request being served (caller's pid/uid) */
+} fs_synth_ctx;
+
+typedef struct fs_synth {
+	const char *name;
+	mode_t mode; /* permission bits of a synthetic file (ignored when virtual) */
+	unsigned flags;
+	unsigned index; /* position in the table, part of the synthetic node id */
+	/* Both return 0, a positive errno or FS_SYN_PASS. NULL: not readable/writable. */
+	int (*read)(const fs_synth_ctx *c, char *buf, size_t size, size_t *len);
+	int (*write)(const fs_synth_ctx *c, const char *buf, size_t len);
+} fs_synth;
+
+typedef enum { FS_MEMCG_NONE, FS_MEMCG_CHILD, FS_MEMCG_ROOT } fs_memcg_kind;
+
+const fs_synth *fs_synth_find(const char *name);
+const fs_synth *fs_synth_at(unsigned index); /* NULL past the end */
+unsigned fs_synth_count(void);
+/* Which synthetic names a real directory carries (looked up live, never cached:
+ * the memory controller can be enabled or disabled at any time). */
+fs_memcg_kind fs_memcg_kind_of(int dirfd, bool is_root);
+bool fs_synth_present(const fs_synth *s, fs_memcg_kind kind);
+
+/* cgroup.event_control registration (event_control.c; issue 4). */
+int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_fd);
+
+/* ---- inode table (inodes.c) ---- */
+
+typedef struct fs_node {
+	uint64_t nodeid;
+	dev_t dev;
+	ino_t ino;          /* the real object (for a synthetic file: its directory) */
+	unsigned tag;       /* 0 for a real object, 1 + synthetic index otherwise */
+	int fd;             /* O_PATH of the real object (synthetic: of its directory) */
+	uint64_t nlookup;   /* kernel references; guarded by the table lock */
+	const fs_synth *syn;/* synthetic or virtualised file, NULL for plain pass-through */
+	/* the cgroup the object belongs to (a directory is its own cgroup) */
+	uint64_t cg_id, cg_parent;
+	bool cg_is_root;
+	int cg_dirfd;       /* O_PATH of that cgroup's directory for virtual files, else -1 */
+} fs_node;
+
+typedef struct fs_inodes fs_inodes;
+
+fs_inodes *fs_inodes_new(int root_fd, int *err);
+void fs_inodes_free(fs_inodes *t);
+fs_node *fs_inodes_root(fs_inodes *t);
+/* The node of a kernel-known id, or NULL (a stale id: answer ESTALE). */
+fs_node *fs_inodes_get(fs_inodes *t, fuse_ino_t id);
+/* Find or create the node of a real object found in dir; takes fd (closed when
+ * the node already exists). Adds one kernel reference. NULL with *err on failure. */
+fs_node *fs_inodes_intern_real(fs_inodes *t, const fs_node *dir, int fd, const struct stat *st,
+			       const char *name, int *err);
+/* Find or create the synthetic file s of directory dir. Adds one kernel reference. */
+fs_node *fs_inodes_intern_synth(fs_inodes *t, const fs_node *dir, const fs_synth *s, int *err);
+void fs_inodes_forget(fs_inodes *t, fuse_ino_t id, uint64_t n);
+/* The id a synthetic name of dir has (or will have); for readdir's d_ino. */
+uint64_t fs_inodes_synth_id(uint64_t dir_nodeid, const fs_synth *s);
+
+/* ---- open files (file.c) ---- */
+
+typedef struct fs_file {
+	gint refs;
+	int fd;             /* the backing descriptor: one per FUSE open; -1 for synthetic */
+	const fs_synth *syn;
+	fs_synth_ctx ctx;   /* ctx.dirfd is owned (a dup), -1 when syn is NULL */
+	GMutex lock;        /* guards buf/len/have */
+	char buf[256];      /* content generated at offset 0, like a kernfs seq_file */
+	size_t len;
+	bool have;
+	/* guarded by the control-watch lock (ctlwatch.c) */
+	uint64_t seen_gen;
+	struct fuse_pollhandle *ph;
+} fs_file;
+
+fs_file *fs_file_new(void);
+fs_file *fs_file_ref(fs_file *f);
+void fs_file_unref(fs_file *f);
+
+/* ---- poll of passed-through files (poll.c) ---- */
+
+typedef struct fs_poller fs_poller;
+fs_poller *fs_poller_new(int *err);
+void fs_poller_free(fs_poller *p);
+/* Answers at once from a zero-timeout poll of f's backing fd; keeps ph to notify
+ * later when nothing is pending. Takes ownership of ph (may be NULL). */
+unsigned fs_poller_poll(fs_poller *p, fs_file *f, struct fuse_pollhandle *ph);
+void fs_poller_forget(fs_poller *p, fs_file *f);
+
+/* ---- poll of the synthetic memory.oom_control (ctlwatch.c) ---- */
+
+typedef struct fs_ctlwatch fs_ctlwatch;
+fs_ctlwatch *fs_ctlwatch_new(od_controller *ctl);
+/* Detaches from the controller's hooks; the small hook context is kept alive on
+ * purpose because controller.h has no way to unregister hooks. */
+void fs_ctlwatch_free(fs_ctlwatch *w);
+void fs_ctlwatch_attach(fs_ctlwatch *w, fs_file *f);
+void fs_ctlwatch_detach(fs_ctlwatch *w, fs_file *f);
+/* The file is about to generate its content: it has seen everything until now. */
+void fs_ctlwatch_seen(fs_ctlwatch *w, fs_file *f);
+unsigned fs_ctlwatch_poll(fs_ctlwatch *w, fs_file *f, struct fuse_pollhandle *ph);
+/* Exposed for tests and for callers without hooks. */
+void fs_ctlwatch_changed(fs_ctlwatch *w, uint64_t id);
+
+/* ---- the session (session.c) and the operations (ops_*.c) ---- */
+
+struct od_shadowfs {
+	struct fuse_session *se;
+	od_controller *ctl;
+	od_shadowfs_opts opts;
+	fs_inodes *inodes;
+	fs_poller *poller;
+	fs_ctlwatch *ctlw;
+	uint64_t page_size;
+	mode_t umask;       /* the daemon's own umask, undone on mkdir */
+	char *mountpoint;
+	gint running;
+	gint exiting;
+	GThread *nudge;
+};
+
+extern const struct fuse_lowlevel_ops fs_ops;
+
+/* Helpers shared by the op files. */
+static inline od_shadowfs *fs_of(fuse_req_t req)
+{
+	return (od_shadowfs *)fuse_req_userdata(req);
+}
+void fs_proc_path(char buf[64], int fd);
+void fs_ctx_init(fs_synth_ctx *c, od_shadowfs *fs, const fs_node *n, fuse_req_t req);
+
+/* Op entry points split across files. */
+void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi);
+void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+		 struct fuse_file_info *fi);
+void fs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void fs_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void fs_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
+void fs_op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struct fuse_pollhandle *ph);
+void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		  struct fuse_file_info *fi);
+void fs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void fs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi);
+void fs_op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void fs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+		    size_t size, int flags);
+void fs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size);
+void fs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
+void fs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
+
+/* Look name up in dir and fill e (timeouts 0). 0 or errno. */
+int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, struct fuse_entry_param *e);
+
+#endif

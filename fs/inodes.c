@@ -1,0 +1,263 @@
+/* inodes.c — the inode table: one O_PATH descriptor per real object the kernel
+ * knows, keyed by (st_dev, st_ino), counted by the kernel's lookups and dropped
+ * on forget. Descriptors rather than paths because cgroups vanish and get
+ * renamed underneath us, and because the shadow may sit over the real mount.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fs_private.h"
+
+typedef struct {
+	dev_t dev;
+	ino_t ino;
+	unsigned tag;
+} fs_key;
+
+struct fs_inodes {
+	GMutex lock;
+	GHashTable *by_id;  /* &node->nodeid -> node */
+	GHashTable *by_key; /* fs_key* (owned) -> node */
+	uint64_t next_fallback;
+	fs_node *root;
+};
+
+static guint key_hash(gconstpointer p)
+{
+	const fs_key *k = p;
+	uint64_t h = (uint64_t)k->ino * UINT64_C(0x9E3779B97F4A7C15);
+	h ^= (uint64_t)k->dev + ((uint64_t)k->tag << 32);
+	return (guint)(h ^ (h >> 32));
+}
+
+static gboolean key_equal(gconstpointer a, gconstpointer b)
+{
+	const fs_key *x = a, *y = b;
+	return x->dev == y->dev && x->ino == y->ino && x->tag == y->tag;
+}
+
+static void node_close(fs_node *n)
+{
+	if (n->fd >= 0)
+		close(n->fd);
+	if (n->cg_dirfd >= 0)
+		close(n->cg_dirfd);
+	g_free(n);
+}
+
+fs_inodes *fs_inodes_new(int root_fd, int *err)
+{
+	struct stat st;
+	if (fstat(root_fd, &st) < 0) {
+		*err = errno;
+		return NULL;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		*err = ENOTDIR;
+		return NULL;
+	}
+	int fd = fcntl(root_fd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0) {
+		*err = errno;
+		return NULL;
+	}
+	fs_inodes *t = g_new0(fs_inodes, 1);
+	g_mutex_init(&t->lock);
+	t->by_id = g_hash_table_new(g_int64_hash, g_int64_equal);
+	t->by_key = g_hash_table_new_full(key_hash, key_equal, g_free, NULL);
+	t->next_fallback = FS_FALLBACK_BASE;
+
+	fs_node *r = g_new0(fs_node, 1);
+	r->nodeid = FUSE_ROOT_ID;
+	r->dev = st.st_dev;
+	r->ino = st.st_ino;
+	r->fd = fd;
+	r->nlookup = 1; /* the kernel holds the root for the life of the mount */
+	r->cg_id = st.st_ino;
+	r->cg_parent = 0;
+	r->cg_is_root = true;
+	r->cg_dirfd = -1;
+	t->root = r;
+	fs_key *k = g_new(fs_key, 1);
+	*k = (fs_key){ st.st_dev, st.st_ino, 0 };
+	g_hash_table_insert(t->by_key, k, r);
+	g_hash_table_insert(t->by_id, &r->nodeid, r);
+	return t;
+}
+
+void fs_inodes_free(fs_inodes *t)
+{
+	if (!t)
+		return;
+	GHashTableIter it;
+	gpointer v;
+	g_hash_table_iter_init(&it, t->by_id);
+	while (g_hash_table_iter_next(&it, NULL, &v))
+		node_close(v);
+	g_hash_table_destroy(t->by_id);
+	g_hash_table_destroy(t->by_key);
+	g_mutex_clear(&t->lock);
+	g_free(t);
+}
+
+fs_node *fs_inodes_root(fs_inodes *t)
+{
+	return t->root;
+}
+
+fs_node *fs_inodes_get(fs_inodes *t, fuse_ino_t id)
+{
+	uint64_t k = id;
+	g_mutex_lock(&t->lock);
+	fs_node *n = g_hash_table_lookup(t->by_id, &k);
+	g_mutex_unlock(&t->lock);
+	return n;
+}
+
+uint64_t fs_inodes_synth_id(uint64_t dir_nodeid, const fs_synth *s)
+{
+	if (dir_nodeid >= (UINT64_C(1) << (63 - FS_SYN_SHIFT)))
+		return 0;
+	return FS_SYN_TAG | (dir_nodeid << FS_SYN_SHIFT) | (s->index + 1);
+}
+
+/* Called with the lock held: the preferred id when it is free, else a counter id. */
+static uint64_t pick_id(fs_inodes *t, uint64_t preferred)
+{
+	if (preferred != 0 && preferred != FUSE_ROOT_ID &&
+	    !g_hash_table_contains(t->by_id, &preferred))
+		return preferred;
+	return t->next_fallback++;
+}
+
+/* Called with the lock held. Returns the existing node (one more reference) or inserts n. */
+static fs_node *insert_locked(fs_inodes *t, fs_node *n, uint64_t preferred)
+{
+	fs_key k = { n->dev, n->ino, n->tag };
+	fs_node *old = g_hash_table_lookup(t->by_key, &k);
+	if (old) {
+		old->nlookup++;
+		return old;
+	}
+	n->nodeid = pick_id(t, preferred);
+	n->nlookup = 1;
+	fs_key *kk = g_new(fs_key, 1);
+	*kk = k;
+	g_hash_table_insert(t->by_key, kk, n);
+	g_hash_table_insert(t->by_id, &n->nodeid, n);
+	return n;
+}
+
+fs_node *fs_inodes_intern_real(fs_inodes *t, const fs_node *dir, int fd, const struct stat *st,
+			       const char *name, int *err)
+{
+	fs_key k = { st->st_dev, st->st_ino, 0 };
+
+	/* Fast path: known object, no allocation. */
+	g_mutex_lock(&t->lock);
+	fs_node *old = g_hash_table_lookup(t->by_key, &k);
+	if (old) {
+		old->nlookup++;
+		g_mutex_unlock(&t->lock);
+		close(fd);
+		return old;
+	}
+	g_mutex_unlock(&t->lock);
+
+	fs_node *n = g_new0(fs_node, 1);
+	n->dev = st->st_dev;
+	n->ino = st->st_ino;
+	n->fd = fd;
+	n->cg_dirfd = -1;
+	if (S_ISDIR(st->st_mode)) {
+		n->cg_id = st->st_ino;
+		n->cg_parent = dir->cg_id;
+		n->cg_is_root = false;
+	} else {
+		n->cg_id = dir->cg_id;
+		n->cg_parent = dir->cg_parent;
+		n->cg_is_root = dir->cg_is_root;
+		const fs_synth *s = fs_synth_find(name);
+		if (s && (s->flags & FS_SYN_VIRTUAL) && S_ISREG(st->st_mode)) {
+			n->cg_dirfd = fcntl(dir->fd, F_DUPFD_CLOEXEC, 3);
+			if (n->cg_dirfd < 0) {
+				*err = errno;
+				g_warning("inode table: cannot dup the directory of %s: %s", name,
+					  g_strerror(errno));
+				close(fd);
+				g_free(n);
+				return NULL;
+			}
+			n->syn = s;
+		}
+	}
+	uint64_t preferred = st->st_dev == t->root->dev && st->st_ino < FS_FALLBACK_BASE ? st->st_ino : 0;
+
+	g_mutex_lock(&t->lock);
+	fs_node *got = insert_locked(t, n, preferred);
+	g_mutex_unlock(&t->lock);
+	if (got != n)
+		node_close(n); /* another worker interned it first */
+	return got;
+}
+
+fs_node *fs_inodes_intern_synth(fs_inodes *t, const fs_node *dir, const fs_synth *s, int *err)
+{
+	fs_key k = { dir->dev, dir->ino, s->index + 1 };
+	g_mutex_lock(&t->lock);
+	fs_node *old = g_hash_table_lookup(t->by_key, &k);
+	if (old) {
+		old->nlookup++;
+		g_mutex_unlock(&t->lock);
+		return old;
+	}
+	g_mutex_unlock(&t->lock);
+
+	fs_node *n = g_new0(fs_node, 1);
+	n->dev = dir->dev;
+	n->ino = dir->ino;
+	n->tag = s->index + 1;
+	n->syn = s;
+	n->cg_id = dir->cg_id;
+	n->cg_parent = dir->cg_parent;
+	n->cg_is_root = dir->cg_is_root;
+	n->cg_dirfd = -1;
+	/* Its own descriptor of the directory: the directory's node may be forgotten first. */
+	n->fd = fcntl(dir->fd, F_DUPFD_CLOEXEC, 3);
+	if (n->fd < 0) {
+		*err = errno;
+		g_warning("inode table: cannot dup a cgroup directory for %s: %s", s->name,
+			  g_strerror(errno));
+		g_free(n);
+		return NULL;
+	}
+	g_mutex_lock(&t->lock);
+	fs_node *got = insert_locked(t, n, fs_inodes_synth_id(dir->nodeid, s));
+	g_mutex_unlock(&t->lock);
+	if (got != n)
+		node_close(n);
+	return got;
+}
+
+void fs_inodes_forget(fs_inodes *t, fuse_ino_t id, uint64_t n)
+{
+	uint64_t k = id;
+	g_mutex_lock(&t->lock);
+	fs_node *node = g_hash_table_lookup(t->by_id, &k);
+	if (!node || node == t->root) {
+		g_mutex_unlock(&t->lock);
+		return;
+	}
+	if (node->nlookup > n) {
+		node->nlookup -= n;
+		g_mutex_unlock(&t->lock);
+		return;
+	}
+	fs_key key = { node->dev, node->ino, node->tag };
+	g_hash_table_remove(t->by_key, &key);
+	g_hash_table_remove(t->by_id, &node->nodeid);
+	g_mutex_unlock(&t->lock);
+	node_close(node);
+}

@@ -1,0 +1,208 @@
+/* session.c — the public face of the shadow tree (shadowfs.h): mount, serve on
+ * a bounded pool of workers, stop. Stopping must make fuse_session_loop_mt()
+ * return even when every worker sits in read(2) on /dev/fuse and the mount is
+ * busy (a lazy unmount then leaves the connection alive): after setting the
+ * exit flag we send the mount one request of our own, which wakes a worker
+ * that then sees the flag; libfuse cancels the others.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs_private.h"
+
+#define FS_DEFAULT_THREADS 16
+
+void od_shadowfs_opts_defaults(od_shadowfs_opts *o)
+{
+	o->allow_other = true;
+	o->default_permissions = true;
+	o->max_threads = FS_DEFAULT_THREADS;
+	o->debug = false;
+}
+
+/* The process umask without changing it (umask(2) cannot read without writing,
+ * and writing it would race with other threads creating files). */
+static mode_t read_umask(void)
+{
+	mode_t m = 022;
+	FILE *f = fopen("/proc/self/status", "re");
+	if (!f)
+		return m;
+	char line[256];
+	while (fgets(line, sizeof line, f)) {
+		unsigned v;
+		if (sscanf(line, "Umask: %o", &v) == 1) {
+			m = (mode_t)v;
+			break;
+		}
+	}
+	fclose(f);
+	return m;
+}
+
+static void set_err(GError **err, int code, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+static void set_err(GError **err, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	g_set_error_literal(err, G_FILE_ERROR, g_file_error_from_errno(code), msg);
+}
+
+od_shadowfs *od_shadowfs_new(int root_fd, const char *mountpoint, od_controller *ctl,
+			     const od_shadowfs_opts *o, GError **err)
+{
+	od_shadowfs_opts defaults;
+	if (!o) {
+		od_shadowfs_opts_defaults(&defaults);
+		o = &defaults;
+	}
+	struct stat st;
+	if (fstat(root_fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		set_err(err, ENOTDIR, "the real cgroup root (fd %d) is not an open directory", root_fd);
+		return NULL;
+	}
+	if (stat(mountpoint, &st) < 0) {
+		int e = errno;
+		set_err(err, e, "mountpoint %s: %s", mountpoint, g_strerror(e));
+		return NULL;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		set_err(err, ENOTDIR, "mountpoint %s is not a directory", mountpoint);
+		return NULL;
+	}
+	int probe = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	if (probe < 0) {
+		int e = errno;
+		set_err(err, e, "FUSE unavailable: cannot open /dev/fuse: %s (is the fuse module loaded?)",
+			g_strerror(e));
+		return NULL;
+	}
+	close(probe);
+
+	g_autofree char *mopts = NULL;
+	od_shadowfs *fs = g_new0(od_shadowfs, 1);
+	fs->ctl = ctl;
+	fs->opts = *o;
+	if (fs->opts.max_threads == 0)
+		fs->opts.max_threads = FS_DEFAULT_THREADS;
+	long ps = sysconf(_SC_PAGESIZE);
+	fs->page_size = ps > 0 ? (uint64_t)ps : 4096;
+	fs->umask = read_umask();
+
+	int e = 0;
+	fs->inodes = fs_inodes_new(root_fd, &e);
+	if (!fs->inodes) {
+		set_err(err, e, "cannot hold the real cgroup root: %s", g_strerror(e));
+		goto fail;
+	}
+	fs->poller = fs_poller_new(&e);
+	if (!fs->poller) {
+		set_err(err, e, "cannot start the poll thread: %s", g_strerror(e));
+		goto fail;
+	}
+	fs->ctlw = fs_ctlwatch_new(ctl);
+
+	mopts = g_strdup_printf("fsname=oomdelayfs,subtype=oomdelayfs%s%s",
+				o->allow_other ? ",allow_other" : "",
+				o->default_permissions ? ",default_permissions" : "");
+	char *argv[] = { "oomdelayfs", "-o", mopts, o->debug ? "-d" : NULL, NULL };
+	struct fuse_args args = FUSE_ARGS_INIT(o->debug ? 4 : 3, argv);
+	fs->se = fuse_session_new(&args, &fs_ops, sizeof fs_ops, fs);
+	fuse_opt_free_args(&args);
+	if (!fs->se) {
+		set_err(err, EINVAL, "cannot create the FUSE session (options: %s)", mopts);
+		goto fail;
+	}
+	if (fuse_session_mount(fs->se, mountpoint) != 0) {
+		set_err(err, EIO,
+			"cannot mount the shadow tree on %s (not root, fuse module missing or "
+			"mountpoint unusable; libfuse logged the cause)", mountpoint);
+		goto fail;
+	}
+	fs->mountpoint = g_strdup(mountpoint);
+	return fs;
+
+fail:
+	od_shadowfs_free(fs);
+	return NULL;
+}
+
+int od_shadowfs_run(od_shadowfs *fs)
+{
+	if (g_atomic_int_get(&fs->exiting))
+		return 0;
+	struct fuse_loop_config *cfg = fuse_loop_cfg_create();
+	if (!cfg)
+		return ENOMEM;
+	fuse_loop_cfg_set_max_threads(cfg, fs->opts.max_threads);
+	/* one /dev/fuse descriptor per worker: no thundering herd on a single fd */
+	fuse_loop_cfg_set_clone_fd(cfg, 1);
+	g_atomic_int_set(&fs->running, 1);
+	int r = fuse_session_loop_mt(fs->se, cfg);
+	g_atomic_int_set(&fs->running, 0);
+	fuse_loop_cfg_destroy(cfg);
+	if (g_atomic_int_get(&fs->exiting))
+		return 0; /* ENODEV and the like after our own unmount are the normal end */
+	if (r < 0)
+		return -r;
+	return r > 0 ? EINTR : 0; /* libfuse returns a signal number when one ended the loop */
+}
+
+static gpointer nudge_thread(gpointer data)
+{
+	int fd = GPOINTER_TO_INT(data);
+	struct stat st;
+	/* attr timeout 0: this fstat is a GETATTR round trip through the mount */
+	(void)fstat(fd, &st);
+	close(fd);
+	return NULL;
+}
+
+void od_shadowfs_exit(od_shadowfs *fs)
+{
+	if (!fs || !fs->se || !g_atomic_int_compare_and_exchange(&fs->exiting, 0, 1))
+		return;
+	fuse_session_exit(fs->se);
+	/* Opening the root with O_PATH sends nothing; only the fstat in the helper
+	 * thread does, and that one may wait until a worker is free, so it must not
+	 * be this thread (which may be one libfuse needs). */
+	int fd = fs->mountpoint ? open(fs->mountpoint, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		GError *e = NULL;
+		fs->nudge = g_thread_try_new("oomd-fs-stop", nudge_thread, GINT_TO_POINTER(fd), &e);
+		if (!fs->nudge) {
+			g_warning("stopping the shadow tree: cannot start the wake-up thread: %s", e->message);
+			g_error_free(e);
+			close(fd);
+		}
+	} else if (fs->mountpoint) {
+		g_warning("stopping the shadow tree: cannot open %s to wake the workers: %s",
+			  fs->mountpoint, g_strerror(errno));
+	}
+	/* Lazy unmount: processes with files open keep them until they close them. */
+	fuse_session_unmount(fs->se);
+}
+
+void od_shadowfs_free(od_shadowfs *fs)
+{
+	if (!fs)
+		return;
+	if (fs->se)
+		fuse_session_unmount(fs->se);
+	/* Hooks first: no controller callback may reach a session being destroyed. */
+	fs_ctlwatch_free(fs->ctlw);
+	fs_poller_free(fs->poller);
+	if (fs->se)
+		fuse_session_destroy(fs->se); /* closes /dev/fuse: a pending nudge fails and returns */
+	if (fs->nudge)
+		g_thread_join(fs->nudge);
+	fs_inodes_free(fs->inodes);
+	g_free(fs->mountpoint);
+	g_free(fs);
+}

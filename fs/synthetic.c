@@ -1,0 +1,197 @@
+/* synthetic.c — the table of files that are not plain pass-through: the
+ * synthetic files of SEMANTICS.md and the virtualised memory.max/memory.high,
+ * each with its read and write handler. Parsing and formats come from parse.h
+ * so that every client sees the errno cgroup v1 gave for the same bytes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fs_private.h"
+#include "oomd/engine.h"
+#include "oomd/parse.h"
+
+/* The watcher may not have seen a cgroup yet (made a moment ago in the real
+ * tree); adding it is idempotent, so a handler adds it on first use. */
+static int ensure_known(const fs_synth_ctx *c)
+{
+	int r = od_controller_add(c->ctl, c->parent, c->dirfd, NULL);
+	if (r == ENOENT)
+		return ENODEV; /* what kernfs answers on a file of a removed cgroup */
+	return r;
+}
+
+static int view_of(const fs_synth_ctx *c, oe_view *v)
+{
+	if (od_controller_view(c->ctl, c->id, v))
+		return 0;
+	int r = ensure_known(c);
+	if (r)
+		return r;
+	return od_controller_view(c->ctl, c->id, v) ? 0 : ENODEV;
+}
+
+/* Runs a controller write, adding the cgroup once if the controller did not know it. */
+#define WRITE_WITH_ADD(c, call)                                  \
+	do {                                                     \
+		int r_ = (call);                                 \
+		if (r_ == ENOENT && ensure_known(c) == 0)        \
+			r_ = (call);                             \
+		return r_ == ENOENT ? ENODEV : r_;               \
+	} while (0)
+
+static int delay_read(const fs_synth_ctx *c, char *buf, size_t size, size_t *len)
+{
+	oe_view v;
+	int r = view_of(c, &v);
+	if (r)
+		return r;
+	int n = snprintf(buf, size, "%" PRIu64 "\n", v.delay_ms);
+	*len = n < 0 ? 0 : (size_t)n < size ? (size_t)n : size - 1;
+	return 0;
+}
+
+static int delay_write(const fs_synth_ctx *c, const char *buf, size_t len)
+{
+	uint64_t ms;
+	int r = od_parse_u64(buf, len, OE_MAX_DELAY_MS, &ms);
+	if (r)
+		return r;
+	WRITE_WITH_ADD(c, od_controller_write_delay(c->ctl, c->id, ms));
+}
+
+static int control_read(const fs_synth_ctx *c, char *buf, size_t size, size_t *len)
+{
+	oe_view v;
+	int r = view_of(c, &v);
+	if (r)
+		return r;
+	*len = od_format_oom_control(v.disable, v.under_oom, v.oom_kill, buf, size);
+	return 0;
+}
+
+static int control_write(const fs_synth_ctx *c, const char *buf, size_t len)
+{
+	uint64_t v;
+	int r = od_parse_u64(buf, len, UINT64_MAX, &v);
+	if (r)
+		return r;
+	/* cgroup v1 parses first, then refuses the root and values other than 0/1. */
+	if (c->is_root || v > 1)
+		return EINVAL;
+	WRITE_WITH_ADD(c, od_controller_write_disable(c->ctl, c->id, v));
+}
+
+static int event_control_write(const fs_synth_ctx *c, const char *buf, size_t len)
+{
+	int efd, cfd;
+	int r = od_parse_event_control(buf, len, &efd, &cfd);
+	if (r)
+		return r;
+	return fs_event_control_register(c, efd, cfd);
+}
+
+static int memory_read(const fs_synth_ctx *c, bool high, char *buf, size_t size, size_t *len)
+{
+	oe_view v;
+	if (view_of(c, &v) != 0)
+		return FS_SYN_PASS; /* unknown to the controller: the kernel's value is the truth */
+	*len = od_format_memory(high ? v.user_high : v.limit, buf, size);
+	return 0;
+}
+
+static int max_read(const fs_synth_ctx *c, char *buf, size_t size, size_t *len)
+{
+	return memory_read(c, false, buf, size, len);
+}
+
+static int high_read(const fs_synth_ctx *c, char *buf, size_t size, size_t *len)
+{
+	return memory_read(c, true, buf, size, len);
+}
+
+static int memory_write(const fs_synth_ctx *c, bool high, const char *buf, size_t len)
+{
+	uint64_t bytes;
+	int r = od_parse_memory(buf, len, c->page_size, &bytes);
+	if (r)
+		return r;
+	r = high ? od_controller_write_high(c->ctl, c->id, bytes)
+		 : od_controller_write_limit(c->ctl, c->id, bytes);
+	if (r == ENOENT) {
+		if (ensure_known(c) != 0)
+			return FS_SYN_PASS; /* still unknown: let the kernel take the write */
+		r = high ? od_controller_write_high(c->ctl, c->id, bytes)
+			 : od_controller_write_limit(c->ctl, c->id, bytes);
+	}
+	return r;
+}
+
+static int max_write(const fs_synth_ctx *c, const char *buf, size_t len)
+{
+	return memory_write(c, false, buf, len);
+}
+
+static int high_write(const fs_synth_ctx *c, const char *buf, size_t len)
+{
+	return memory_write(c, true, buf, len);
+}
+
+static const fs_synth table[] = {
+	{ "memory.oom_delay_millisecs", 0644, FS_SYN_ROOT, 0, delay_read, delay_write },
+	{ "memory.oom_control", 0644, FS_SYN_ROOT | FS_SYN_NOTIFY, 1, control_read, control_write },
+	/* v1 had it in the root too; a listener there is legal, it just never fires */
+	{ "cgroup.event_control", 0222, FS_SYN_ROOT, 2, NULL, event_control_write },
+	{ "memory.max", 0, FS_SYN_VIRTUAL, 3, max_read, max_write },
+	{ "memory.high", 0, FS_SYN_VIRTUAL, 4, high_read, high_write },
+};
+
+G_STATIC_ASSERT(G_N_ELEMENTS(table) < (1u << FS_SYN_SHIFT));
+
+const fs_synth *fs_synth_find(const char *name)
+{
+	/* Every name we handle starts with "memory." or "cgroup.e"; most lookups miss here. */
+	if (name[0] != 'm' && name[0] != 'c')
+		return NULL;
+	for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
+		if (strcmp(table[i].name, name) == 0)
+			return &table[i];
+	return NULL;
+}
+
+const fs_synth *fs_synth_at(unsigned index)
+{
+	return index < G_N_ELEMENTS(table) ? &table[index] : NULL;
+}
+
+unsigned fs_synth_count(void)
+{
+	return G_N_ELEMENTS(table);
+}
+
+fs_memcg_kind fs_memcg_kind_of(int dirfd, bool is_root)
+{
+	struct stat st;
+	if (fstatat(dirfd, "memory.max", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+		return FS_MEMCG_CHILD;
+	/* The root cgroup has no memory.max; memory.stat says the controller is on this hierarchy. */
+	if (is_root && fstatat(dirfd, "memory.stat", &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return FS_MEMCG_ROOT;
+	return FS_MEMCG_NONE;
+}
+
+bool fs_synth_present(const fs_synth *s, fs_memcg_kind kind)
+{
+	if (s->flags & FS_SYN_VIRTUAL)
+		return false; /* real files: present when the kernel says so */
+	switch (kind) {
+	case FS_MEMCG_CHILD:
+		return true;
+	case FS_MEMCG_ROOT:
+		return (s->flags & FS_SYN_ROOT) != 0;
+	default:
+		return false;
+	}
+}
