@@ -1562,3 +1562,145 @@ Test(tree, remove_then_readd_starts_fresh)
 	add(C, B, LC, OE_UNLIMITED);
 	cr_assert_eq(view(C).delay_ms, 0);
 }
+
+/* ---------------------------------------------------------------- more transitions */
+
+Test(rule6, ancestor_write_rearms_held_descendant)
+{
+	/* the patch: a write retries every pending delay of the subtree */
+	cr_assert_eq(wdelay(B, 1000), 0);
+	sample(B, LB + MiB);
+	int64_t t0 = now_ns;
+	cr_assert(view(B).in_hold);
+	now_ns = t0 + MS(900);
+	cr_assert_eq(wdelay(A, 3000), 0);
+	cr_assert_eq(view(B).deadline_ns, now_ns + MS(3000));
+	int64_t t1 = now_ns;
+	clr();
+	now_ns = t0 + MS(1000);
+	tick();
+	NONE_OF(OE_ACT_KILL_KERNEL);
+	now_ns = t1 + MS(3000);
+	tick();
+	answer_over(B);
+	HASV(OE_ACT_KILL_KERNEL, B, LB);
+}
+
+Test(rule6, root_write_rearms_every_hold)
+{
+	cr_assert_eq(wdelay(B, 1000), 0);
+	sample(B, LB + MiB);
+	cr_assert_eq(wdelay(S, 1000), 0);
+	sample(S, LS + MiB);
+	clr();
+	cr_assert_eq(wdelay(ROOT, 0), 0);
+	answer_over(B);
+	answer_over(S);
+	HASV(OE_ACT_KILL_KERNEL, B, LB);
+	HASV(OE_ACT_KILL_KERNEL, S, LS);
+}
+
+Test(rule2, onset_with_kernel_oom_notifies_once)
+{
+	cr_assert_eq(wdelay(A, 1000), 0);
+	oe_reading r = {.current = LA - MiB};
+	sample_r(A, &r);
+	clr();
+	r.current = LA + MiB;
+	r.ev_max = 3;
+	r.ev_oom = 1;
+	r.local_oom = 1;
+	sample_r(A, &r);
+	cr_assert(view(A).in_hold);
+	cr_assert_eq(count(OE_ACT_NOTIFY, A), 1, "one onset, one signal; got %s", dump());
+	cr_assert_eq(count(OE_ACT_NOTIFY, C), 1, "one onset, one signal; got %s", dump());
+}
+
+Test(rule5, lowered_limit_can_start_hold)
+{
+	cr_assert_eq(wdelay(A, 1000), 0);
+	sample(A, 90 * MiB);
+	clr();
+	cr_assert_eq(wlimit(A, 80 * MiB), 0);
+	cr_assert_eq(view(A).limit, 80 * MiB);
+	HASV(OE_ACT_SET_MAX, A, 80 * MiB + CEIL);
+	cr_assert(view(A).in_hold, "usage 90M over the new L of 80M; got %s", dump());
+	NONE_OF(OE_ACT_KILL_KERNEL);
+}
+
+Test(rule4, disable_in_group_mode_never_kills)
+{
+	setup_group();
+	cr_assert_eq(wdis(A, 1), 0);
+	int64_t t0 = hold_A(100);
+	now_ns = t0 + MS(10000);
+	tick();
+	NONE_OF(OE_ACT_KILL_GROUP);
+	NONE_OF(OE_ACT_KILL_KERNEL);
+	clr();
+	cr_assert_eq(wdis(A, 0), 0);
+	answer_over(A);
+	HAS(OE_ACT_KILL_GROUP, A);
+}
+
+Test(rule9, kernel_kill_after_our_kill_is_not_a_broken_promise)
+{
+	int64_t t0 = hold_A(1000);
+	now_ns = t0 + MS(1000);
+	tick();
+	answer_over(A);
+	HASV(OE_ACT_KILL_KERNEL, A, LA);
+	advance_ms(30);
+	clr();
+	oe_reading r = {.current = LA - MiB, .ev_oom = 1, .ev_oom_kill = 1, .local_oom = 1, .local_oom_kill = 1};
+	sample_r(A, &r);
+	NONE_OF(OE_ACT_LOG);
+	cr_assert_eq(view(A).oom_kill, 1, "the kernel's kill counts as this cgroup's (rule 10)");
+}
+
+Test(rule9, kill_in_held_descendant_is_logged)
+{
+	/* a task of the held cgroup's subtree killed by the kernel before the deadline */
+	int64_t t0 = hold_A(1000);
+	now_ns = t0 + MS(300);
+	clr();
+	oe_reading r = {.current = LB, .ev_oom = 1, .ev_oom_kill = 1, .local_oom = 1, .local_oom_kill = 1};
+	sample_r(B, &r);
+	oe_reading ra = {.current = LA + MiB, .ev_oom_kill = 1};
+	sample_r(A, &ra);
+	cr_assert_geq(count_kind(OE_ACT_LOG), 1, "no task of the held cgroup may be OOM-killed; got %s", dump());
+}
+
+Test(rule11, old_counters_at_start_are_not_an_onset)
+{
+	add(NEWID, ROOT, 10 * MiB, OE_UNLIMITED);
+	clr();
+	oe_reading r = {.current = MiB, .ev_oom = 7, .local_oom = 7, .ev_oom_kill = 2, .local_oom_kill = 2};
+	sample_r(NEWID, &r);
+	NONE_OF(OE_ACT_NOTIFY);
+	cr_assert_eq(view(NEWID).oom_kill, 2);
+}
+
+Test(rule12, under_oom_is_shown_to_new_and_old_descendants_until_end)
+{
+	int64_t t0 = hold_A(1000);
+	cr_assert(view(B).under_oom);
+	cr_assert(view(S).under_oom);
+	cr_assert_not(view(P).under_oom);
+	cr_assert_not(view(B).in_hold);
+	now_ns = t0 + MS(200);
+	sample(A, LA - MiB);
+	cr_assert_not(view(B).under_oom);
+	cr_assert_not(view(S).under_oom);
+}
+
+Test(release, held_cgroup_released_without_kill)
+{
+	hold_A(1000);
+	clr();
+	oe_release_all(E, &ACT);
+	NONE_OF(OE_ACT_KILL_KERNEL);
+	LASTV(OE_ACT_SET_MAX, A, LA);
+	LASTV(OE_ACT_SET_HIGH, A, OE_UNLIMITED);
+	HAS(OE_ACT_FORGET, A);
+}
