@@ -31,6 +31,17 @@ static void dirent_clear(gpointer p)
 	g_free(((fs_dirent *)p)->name);
 }
 
+static void dir_close(od_shadowfs *fs, gpointer h)
+{
+	fs_dir *d = h;
+	fs_handle_untrack(fs, d);
+	closedir(d->dp);
+	if (d->ents)
+		g_array_unref(d->ents);
+	g_mutex_clear(&d->lock);
+	g_free(d);
+}
+
 void fs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	fs_node *n = fs_inodes_get(fs_of(req)->inodes, ino);
@@ -58,11 +69,9 @@ void fs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->fh = (uintptr_t)d;
 	fi->cache_readdir = 0;
 	fi->keep_cache = 0;
-	if (fuse_reply_open(req, fi) != 0) {
-		closedir(dp);
-		g_mutex_clear(&d->lock);
-		g_free(d);
-	}
+	fs_handle_track(fs_of(req), d, dir_close);
+	if (fuse_reply_open(req, fi) != 0)
+		dir_close(fs_of(req), d);
 }
 
 static int refresh(fs_dir *d)
@@ -138,11 +147,6 @@ void fs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struc
 void fs_op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	(void)ino;
-	fs_dir *d = (fs_dir *)(uintptr_t)fi->fh;
-	closedir(d->dp);
-	if (d->ents)
-		g_array_unref(d->ents);
-	g_mutex_clear(&d->lock);
-	g_free(d);
+	dir_close(fs_of(req), (fs_dir *)(uintptr_t)fi->fh);
 	fuse_reply_err(req, 0);
 }

@@ -64,6 +64,7 @@ static bool is_synthetic(const fs_synth *s)
 
 static void file_close(od_shadowfs *fs, fs_file *f)
 {
+	fs_handle_untrack(fs, f);
 	if (f->syn && (f->syn->flags & FS_SYN_NOTIFY))
 		fs_ctlwatch_detach(fs->ctlw, f);
 	if (f->fd >= 0)
@@ -114,8 +115,14 @@ static fs_file *file_open(od_shadowfs *fs, const fs_node *n, int flags, int *err
 	return f;
 }
 
-static void set_open_flags(struct fuse_file_info *fi, fs_file *f)
+static void file_close_cb(od_shadowfs *fs, gpointer h)
 {
+	file_close(fs, h);
+}
+
+static void set_open_flags(od_shadowfs *fs, struct fuse_file_info *fi, fs_file *f)
+{
+	fs_handle_track(fs, f, file_close_cb);
 	fi->fh = (uintptr_t)f;
 	fi->direct_io = 1;  /* cgroupfs reports size 0: the page cache would read nothing */
 	fi->keep_cache = 0;
@@ -136,7 +143,7 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, err);
 		return;
 	}
-	set_open_flags(fi, f);
+	set_open_flags(fs, fi, f);
 	if (fuse_reply_open(req, fi) != 0)
 		file_close(fs, f); /* interrupted: the kernel will send no release */
 }
@@ -170,7 +177,7 @@ void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 		fuse_reply_err(req, n ? err : ESTALE);
 		return;
 	}
-	set_open_flags(fi, f);
+	set_open_flags(fs, fi, f);
 	if (fuse_reply_create(req, &e, fi) != 0) {
 		file_close(fs, f);
 		fs_inodes_forget(fs->inodes, e.ino, 1);

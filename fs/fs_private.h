@@ -165,7 +165,14 @@ struct od_shadowfs {
 	gint running;
 	gint exiting;
 	GThread *nudge;
+	/* open files and directories the kernel has not released yet; whatever is
+	 * left when the loop ends is closed by od_shadowfs_free() */
+	GMutex handles_lock;
+	GHashTable *handles; /* handle -> its close function */
 };
+
+void fs_handle_track(od_shadowfs *fs, gpointer h, void (*close_fn)(od_shadowfs *, gpointer));
+void fs_handle_untrack(od_shadowfs *fs, gpointer h);
 
 extern const struct fuse_lowlevel_ops fs_ops;
 

@@ -91,6 +91,8 @@ od_shadowfs *od_shadowfs_new(int root_fd, const char *mountpoint, od_controller 
 	fs->opts = *o;
 	if (fs->opts.max_threads == 0)
 		fs->opts.max_threads = FS_DEFAULT_THREADS;
+	g_mutex_init(&fs->handles_lock);
+	fs->handles = g_hash_table_new(g_direct_hash, g_direct_equal);
 	long ps = sysconf(_SC_PAGESIZE);
 	fs->page_size = ps > 0 ? (uint64_t)ps : 4096;
 	fs->umask = read_umask();
@@ -189,13 +191,37 @@ void od_shadowfs_exit(od_shadowfs *fs)
 	fuse_session_unmount(fs->se);
 }
 
+void fs_handle_track(od_shadowfs *fs, gpointer h, void (*close_fn)(od_shadowfs *, gpointer))
+{
+	g_mutex_lock(&fs->handles_lock);
+	g_hash_table_insert(fs->handles, h, (gpointer)close_fn);
+	g_mutex_unlock(&fs->handles_lock);
+}
+
+void fs_handle_untrack(od_shadowfs *fs, gpointer h)
+{
+	g_mutex_lock(&fs->handles_lock);
+	g_hash_table_remove(fs->handles, h);
+	g_mutex_unlock(&fs->handles_lock);
+}
+
 void od_shadowfs_free(od_shadowfs *fs)
 {
 	if (!fs)
 		return;
 	if (fs->se)
 		fuse_session_unmount(fs->se);
-	/* Hooks first: no controller callback may reach a session being destroyed. */
+	/* Handles the kernel never released (the loop ended with files open). */
+	GHashTableIter it;
+	gpointer h, fn;
+	g_hash_table_iter_init(&it, fs->handles);
+	while (g_hash_table_iter_next(&it, &h, &fn)) {
+		g_hash_table_iter_steal(&it);
+		((void (*)(od_shadowfs *, gpointer))fn)(fs, h);
+	}
+	g_hash_table_destroy(fs->handles);
+	g_mutex_clear(&fs->handles_lock);
+	/* Hooks next: no controller callback may reach a session being destroyed. */
 	fs_ctlwatch_free(fs->ctlw);
 	fs_poller_free(fs->poller);
 	if (fs->se)

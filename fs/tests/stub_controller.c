@@ -1,0 +1,207 @@
+/* stub_controller.c — a stand-in for daemon/controller.c in fs/ tests only:
+ * keeps an oe_view per cgroup in memory, inherits T and D on add (rule 7),
+ * and fires control_changed on every write that changes memory.oom_control.
+ * Not part of fs_lib.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "oomd/controller.h"
+#include "oomd/parse.h"
+#include "stub_controller.h"
+
+struct od_controller {
+	GMutex lock;
+	GHashTable *cgs; /* &stub_cg.id -> stub_cg */
+	od_hooks hooks[4];
+	int nhooks;
+	int adds;
+};
+
+typedef struct {
+	uint64_t id, parent;
+	oe_view v;
+} stub_cg;
+
+od_controller *od_controller_new(int root_fd, const oe_config *cfg)
+{
+	(void)cfg;
+	od_controller *c = g_new0(od_controller, 1);
+	g_mutex_init(&c->lock);
+	c->cgs = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
+	struct stat st;
+	if (fstat(root_fd, &st) == 0) {
+		stub_cg *r = g_new0(stub_cg, 1);
+		r->id = st.st_ino;
+		r->v.limit = r->v.user_high = OE_UNLIMITED;
+		g_hash_table_insert(c->cgs, &r->id, r);
+	}
+	return c;
+}
+
+void od_controller_free(od_controller *c)
+{
+	g_hash_table_destroy(c->cgs);
+	g_mutex_clear(&c->lock);
+	g_free(c);
+}
+
+void od_controller_set_hooks(od_controller *c, const od_hooks *h)
+{
+	g_mutex_lock(&c->lock);
+	if (c->nhooks < 4)
+		c->hooks[c->nhooks++] = *h;
+	g_mutex_unlock(&c->lock);
+}
+
+int64_t od_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int od_controller_timerfd(od_controller *c) { (void)c; return -1; }
+void od_controller_tick(od_controller *c) { (void)c; }
+void od_controller_sample(od_controller *c, uint64_t id) { (void)c; (void)id; }
+void od_controller_real_max_changed(od_controller *c, uint64_t id) { (void)c; (void)id; }
+void od_controller_release_all(od_controller *c) { (void)c; }
+
+static uint64_t read_mem(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return OE_UNLIMITED;
+	char buf[64];
+	ssize_t n = read(fd, buf, sizeof buf);
+	close(fd);
+	uint64_t v = OE_UNLIMITED;
+	if (n > 0 && od_parse_memory(buf, (size_t)n, 4096, &v) != 0)
+		v = OE_UNLIMITED;
+	return v;
+}
+
+int od_controller_add(od_controller *c, uint64_t parent_id, int dirfd, uint64_t *id_out)
+{
+	struct stat st;
+	if (fstat(dirfd, &st) < 0)
+		return errno;
+	if (!S_ISDIR(st.st_mode))
+		return ENOTDIR;
+	int probe = openat(dirfd, "memory.max", O_PATH | O_CLOEXEC);
+	if (probe < 0)
+		return errno;
+	close(probe);
+	uint64_t id = st.st_ino;
+	g_mutex_lock(&c->lock);
+	c->adds++;
+	if (!g_hash_table_contains(c->cgs, &id)) {
+		stub_cg *p = g_hash_table_lookup(c->cgs, &parent_id);
+		stub_cg *n = g_new0(stub_cg, 1);
+		n->id = id;
+		n->parent = parent_id;
+		n->v.limit = read_mem(dirfd, "memory.max");
+		n->v.user_high = read_mem(dirfd, "memory.high");
+		if (p) {
+			n->v.delay_ms = p->v.delay_ms;
+			n->v.disable = p->v.disable;
+		}
+		g_hash_table_insert(c->cgs, &n->id, n);
+	}
+	g_mutex_unlock(&c->lock);
+	if (id_out)
+		*id_out = id;
+	return 0;
+}
+
+void od_controller_remove(od_controller *c, uint64_t id)
+{
+	g_mutex_lock(&c->lock);
+	g_hash_table_remove(c->cgs, &id);
+	g_mutex_unlock(&c->lock);
+}
+
+static void fire_changed(od_controller *c, uint64_t id)
+{
+	od_hooks hooks[4];
+	int n;
+	g_mutex_lock(&c->lock);
+	n = c->nhooks;
+	memcpy(hooks, c->hooks, sizeof hooks);
+	g_mutex_unlock(&c->lock);
+	for (int i = 0; i < n; i++)
+		if (hooks[i].control_changed)
+			hooks[i].control_changed(hooks[i].ud, id);
+}
+
+#define WITH_CG(c, id, body)                                          \
+	do {                                                          \
+		g_mutex_lock(&(c)->lock);                             \
+		stub_cg *cg = g_hash_table_lookup((c)->cgs, &(id));   \
+		if (!cg) {                                            \
+			g_mutex_unlock(&(c)->lock);                   \
+			return ENOENT;                                \
+		}                                                     \
+		body;                                                 \
+		g_mutex_unlock(&(c)->lock);                           \
+	} while (0)
+
+int od_controller_write_delay(od_controller *c, uint64_t id, uint64_t ms)
+{
+	WITH_CG(c, id, cg->v.delay_ms = ms);
+	return 0;
+}
+
+int od_controller_write_disable(od_controller *c, uint64_t id, uint64_t v)
+{
+	WITH_CG(c, id, cg->v.disable = v != 0);
+	fire_changed(c, id);
+	return 0;
+}
+
+int od_controller_write_limit(od_controller *c, uint64_t id, uint64_t bytes)
+{
+	WITH_CG(c, id, cg->v.limit = bytes);
+	return 0;
+}
+
+int od_controller_write_high(od_controller *c, uint64_t id, uint64_t bytes)
+{
+	WITH_CG(c, id, cg->v.user_high = bytes);
+	return 0;
+}
+
+bool od_controller_view(od_controller *c, uint64_t id, oe_view *v)
+{
+	bool ok = false;
+	g_mutex_lock(&c->lock);
+	stub_cg *cg = g_hash_table_lookup(c->cgs, &id);
+	if (cg) {
+		*v = cg->v;
+		ok = true;
+	}
+	g_mutex_unlock(&c->lock);
+	return ok;
+}
+
+void stub_controller_set_under_oom(od_controller *c, uint64_t id, bool on)
+{
+	g_mutex_lock(&c->lock);
+	stub_cg *cg = g_hash_table_lookup(c->cgs, &id);
+	if (cg)
+		cg->v.under_oom = on;
+	g_mutex_unlock(&c->lock);
+	fire_changed(c, id);
+}
+
+int stub_controller_adds(od_controller *c)
+{
+	g_mutex_lock(&c->lock);
+	int n = c->adds;
+	g_mutex_unlock(&c->lock);
+	return n;
+}

@@ -1,0 +1,8 @@
+/* stub_controller.h — test-only extras of the stub controller. */
+#ifndef OOMD_FS_TESTS_STUB_CONTROLLER_H
+#define OOMD_FS_TESTS_STUB_CONTROLLER_H
+#include <glib.h>
+#include "oomd/controller.h"
+void stub_controller_set_under_oom(od_controller *c, uint64_t id, bool on);
+int stub_controller_adds(od_controller *c);
+#endif
