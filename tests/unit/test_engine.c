@@ -1704,3 +1704,41 @@ Test(release, held_cgroup_released_without_kill)
 	LASTV(OE_ACT_SET_HIGH, A, OE_UNLIMITED);
 	HAS(OE_ACT_FORGET, A);
 }
+
+Test(rule11, child_native_oom_does_not_notify_parent_subtree)
+{
+	/* cgroup v2 memory.events is hierarchical: B's own OOM also raises A's `oom`.
+	 * Only memory.events.local tells whose limit it was; v1 notified B's subtree only. */
+	oe_reading ra = {.current = 60 * MiB};
+	oe_reading rb = {.current = LB};
+	sample_r(A, &ra);
+	sample_r(B, &rb);
+	clr();
+	ra.ev_oom = 1; /* hierarchical count moved, A's own (local) did not */
+	sample_r(A, &ra);
+	NOT(OE_ACT_NOTIFY, A);
+	NOT(OE_ACT_NOTIFY, S);
+	rb.ev_oom = 1;
+	rb.local_oom = 1;
+	sample_r(B, &rb);
+	HAS(OE_ACT_NOTIFY, B);
+	HAS(OE_ACT_NOTIFY, C);
+	cr_assert_eq(count(OE_ACT_NOTIFY, C), 1, "got %s", dump());
+}
+
+Test(rule11, kernel_oom_of_managed_cgroup_not_held_still_notifies)
+{
+	/* usage jumped past L + ceiling between two readings: the kernel's backstop acted */
+	cr_assert_eq(wdelay(A, 1000), 0);
+	oe_reading r = {.current = LA - MiB};
+	sample_r(A, &r);
+	clr();
+	r.ev_oom = 1;
+	r.local_oom = 1;
+	r.ev_oom_kill = 1;
+	r.local_oom_kill = 1;
+	sample_r(A, &r);
+	HAS(OE_ACT_NOTIFY, A);
+	HAS(OE_ACT_NOTIFY, C);
+	cr_assert_eq(view(A).oom_kill, 1);
+}

@@ -218,3 +218,35 @@ Test(event_control, rejected)
 	EV_BAD("-1 4");
 }
 
+
+Test(event_control, v1_strips_whitespace)
+{
+	/* memcg_write_event_control() starts with buf = strstrip(buf) */
+	EV_OK("3 4 ", 3, 4);
+	EV_OK(" 3 4", 3, 4);
+	EV_OK("3 4\n\n", 3, 4);
+}
+
+Test(parse_u64, plus_then_hex_and_bounds)
+{
+	U64_OK("+0x10", 16);
+	U64_OK("0x0", 0);
+	U64_OK("0xffffffffffffffff", UINT64_MAX);
+	U64_OK("01777777777777777777777", UINT64_MAX);
+	U64_BAD("0xg");
+	U64_BAD("0 ");
+	uint64_t v;
+	cr_assert_eq(u64("0x8000000000000000", LONG_MAX_U, &v), EINVAL);
+	cr_assert_eq(u64("0\n", 1, &v), 0);
+	cr_assert_eq(v, 0);
+}
+
+Test(parse_memory, memparse_bases_and_suffixes)
+{
+	MEM_OK("0x1000", 4096);
+	MEM_OK("1k", 0); /* 1024 bytes round down to 0 pages */
+	MEM_OK("8k", 8192);
+	MEM_OK("1g", 1073741824ULL);
+	MEM_OK("1P", 1ULL << 50);
+	MEM_OK("\tmax\n", OE_UNLIMITED);
+}
