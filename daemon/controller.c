@@ -1,0 +1,655 @@
+/* controller.c — implements controller.h: the one door to the engine.
+ *
+ * Threads: FUSE workers (user writes, mkdir), the glib main loop (watcher:
+ * inotify, timerfd) and one actuator thread. The engine is pure and guarded by
+ * `lock`; every call feeds it under the lock into the preallocated `acts`
+ * buffer, copies the actions out (with a reference on each cgroup's directory
+ * descriptor, so a concurrent removal cannot close it under us), re-arms the
+ * timerfd, unlocks, and only then touches the kernel: a memory.max write may
+ * block for as long as the kernel reclaims and kills.
+ *
+ * Calls from FUSE workers carry their actions out inline (the caller's write
+ * blocks as it would natively). The main loop must never block, so from the
+ * loop thread a batch that contains a blocking write (SET_MAX, KILL_KERNEL,
+ * KILL_GROUP) is handed, from that action on, to the actuator thread; while the
+ * actuator has work, later loop batches queue behind it so their order holds.
+ */
+#define G_LOG_DOMAIN "oomdelayfs"
+#include "oomd/controller.h"
+#include "oomd/kernel_io.h"
+#include "oomd/persist.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+#include <glib.h>
+
+#define MAX_HOOKS 8
+#define STACK_ACTS 64   /* batches up to this size are copied out onto the stack */
+#define MAX_NESTING 4   /* SAMPLE -> oe_sample -> SAMPLE ... is bounded anyway */
+
+/* A real cgroup directory, O_RDONLY|O_DIRECTORY (xattrs need a non-O_PATH fd). */
+typedef struct {
+	uint64_t id;
+	int fd;
+	gint ref;
+} od_cg;
+
+typedef struct od_batch {
+	struct od_batch *next;
+	size_t n;
+	od_cg **cgs;
+	oe_action v[];
+} od_batch;
+
+struct od_controller {
+	GMutex lock; /* engine, cgs, acts, timer */
+	oe_engine *eng;
+	oe_config cfg;
+	int root_fd; /* not owned */
+	int tfd;
+	int64_t armed;
+	GHashTable *cgs; /* &id -> od_cg* */
+	oe_action *buf;
+	oe_actions acts;
+
+	od_hooks hooks[MAX_HOOKS];
+	gint nhooks;
+
+	GThread *actuator;
+	GMutex qlock;
+	GCond qcond;
+	od_batch *qhead, *qtail;
+	int pending; /* batches queued or running; guarded by qlock */
+	bool stopping;
+};
+
+static GPrivate nesting; /* per-thread depth of nested batches (SAMPLE) */
+
+int64_t od_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static od_cg *cg_ref(od_cg *g)
+{
+	if (g)
+		g_atomic_int_inc(&g->ref);
+	return g;
+}
+
+static void cg_unref(od_cg *g)
+{
+	if (g && g_atomic_int_dec_and_test(&g->ref)) {
+		close(g->fd);
+		g_free(g);
+	}
+}
+
+/* For log lines: the real path of a cgroup (error and kill paths only). */
+static const char *cg_path(const od_cg *g, char *buf, size_t size)
+{
+	char link[32];
+	if (!g) {
+		snprintf(buf, size, "?");
+		return buf;
+	}
+	snprintf(link, sizeof link, "/proc/self/fd/%d", g->fd);
+	ssize_t n = readlink(link, buf, size - 1);
+	if (n < 0)
+		snprintf(buf, size, "cgroup %" PRIu64, g->id);
+	else
+		buf[n] = '\0';
+	return buf;
+}
+
+/* ---- under the lock ---------------------------------------------------- */
+
+/* Room for the largest batch the engine can emit: release_all and subtree
+ * writes emit a few actions per cgroup. Grown only when cgroups are added,
+ * never on the event -> kill path. */
+static void ensure_room_locked(od_controller *c, size_t extra_nodes)
+{
+	size_t need = 8 * (oe_count(c->eng) + extra_nodes) + 64;
+	if (c->acts.cap >= need)
+		return;
+	size_t cap = MAX(need, 2 * c->acts.cap);
+	c->buf = g_renew(oe_action, c->buf, cap);
+	oe_actions_init(&c->acts, c->buf, cap);
+}
+
+static void rearm_locked(od_controller *c)
+{
+	int64_t next = oe_next_wakeup(c->eng);
+	if (next == c->armed)
+		return;
+	struct itimerspec its;
+	memset(&its, 0, sizeof its);
+	if (next != OE_NO_DEADLINE) {
+		if (next <= 0)
+			next = 1; /* zero would disarm; 1 ns is "now" */
+		its.it_value.tv_sec = next / 1000000000LL;
+		its.it_value.tv_nsec = next % 1000000000LL;
+	}
+	if (timerfd_settime(c->tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
+		g_critical("timerfd_settime: %s", g_strerror(errno));
+	c->armed = next;
+}
+
+/* Copies the engine's actions into v/cgs (caller's storage, n entries) and
+ * takes a reference on each action's cgroup. */
+static void copy_out_locked(od_controller *c, oe_action *v, od_cg **cgs)
+{
+	if (c->acts.overflow)
+		g_critical("engine action buffer overflow (%zu actions): some real knobs may lag "
+			   "until the next event", c->acts.cap);
+	for (size_t i = 0; i < c->acts.n; i++) {
+		v[i] = c->acts.v[i];
+		cgs[i] = cg_ref(g_hash_table_lookup(c->cgs, &v[i].id));
+	}
+}
+
+/* ---- carrying actions out ---------------------------------------------- */
+
+static bool blocking(oe_action_kind k)
+{
+	return k == OE_ACT_SET_MAX || k == OE_ACT_KILL_KERNEL || k == OE_ACT_KILL_GROUP;
+}
+
+static bool on_loop_thread(void)
+{
+	return g_main_context_is_owner(g_main_context_default());
+}
+
+static void enqueue(od_controller *c, const oe_action *v, od_cg **cgs, size_t n)
+{
+	od_batch *b = g_malloc(sizeof *b + n * sizeof(oe_action) + n * sizeof(od_cg *));
+	b->next = NULL;
+	b->n = n;
+	b->cgs = (od_cg **)(void *)(b->v + n);
+	memcpy(b->v, v, n * sizeof(oe_action));
+	for (size_t i = 0; i < n; i++)
+		b->cgs[i] = cg_ref(cgs[i]);
+	g_mutex_lock(&c->qlock);
+	if (c->qtail)
+		c->qtail->next = b;
+	else
+		c->qhead = b;
+	c->qtail = b;
+	c->pending++;
+	g_cond_broadcast(&c->qcond);
+	g_mutex_unlock(&c->qlock);
+}
+
+static void run_batch(od_controller *c, const oe_action *v, od_cg **cgs, size_t n);
+
+/* Feeds a finished engine call's actions out: locked on entry, unlocked on return. */
+static void finish_locked(od_controller *c)
+{
+	size_t n = c->acts.n;
+	rearm_locked(c);
+	if (n == 0) {
+		g_mutex_unlock(&c->lock);
+		return;
+	}
+	oe_action stack_v[STACK_ACTS];
+	od_cg *stack_g[STACK_ACTS];
+	oe_action *v = n <= STACK_ACTS ? stack_v : g_new(oe_action, n);
+	od_cg **g = n <= STACK_ACTS ? stack_g : g_new(od_cg *, n);
+	copy_out_locked(c, v, g);
+	oe_actions_clear(&c->acts);
+	g_mutex_unlock(&c->lock);
+
+	run_batch(c, v, g, n);
+
+	for (size_t i = 0; i < n; i++)
+		cg_unref(g[i]);
+	if (v != stack_v) {
+		g_free(v);
+		g_free(g);
+	}
+}
+
+static void do_sample(od_controller *c, od_cg *g)
+{
+	oe_reading r;
+	if (od_kio_read_reading(g->fd, &r) < 0)
+		return; /* logged; the cgroup may be going away */
+	int depth = GPOINTER_TO_INT(g_private_get(&nesting));
+	if (depth >= MAX_NESTING) {
+		g_debug("cgroup %" PRIu64 ": sample nested too deep, left to the next tick", g->id);
+		return;
+	}
+	g_private_set(&nesting, GINT_TO_POINTER(depth + 1));
+	g_mutex_lock(&c->lock);
+	oe_sample(c->eng, od_now(), g->id, &r, &c->acts);
+	finish_locked(c);
+	g_private_set(&nesting, GINT_TO_POINTER(depth));
+}
+
+static void do_kill_group(od_controller *c, od_cg *g)
+{
+	char p[256];
+	uint64_t procs = 0;
+	od_kio_count_procs(g->fd, &procs);
+	g_message("%s: killing the whole cgroup (cgroup.kill, %" PRIu64 " processes of its own)",
+		  cg_path(g, p, sizeof p), procs);
+	if (od_kio_write_str(g->fd, "cgroup.kill", "1") < 0)
+		return;
+	g_mutex_lock(&c->lock);
+	oe_group_killed(c->eng, g->id, procs, &c->acts);
+	finish_locked(c);
+}
+
+static void run_one(od_controller *c, const oe_action *a, od_cg *g)
+{
+	char p[256];
+	int nh = g_atomic_int_get(&c->nhooks);
+	switch (a->kind) {
+	case OE_ACT_NOTIFY:
+		for (int i = 0; i < nh; i++)
+			if (c->hooks[i].notify)
+				c->hooks[i].notify(c->hooks[i].ud, a->id);
+		return;
+	case OE_ACT_CHANGED:
+		for (int i = 0; i < nh; i++)
+			if (c->hooks[i].control_changed)
+				c->hooks[i].control_changed(c->hooks[i].ud, a->id);
+		return;
+	case OE_ACT_LOG:
+		g_warning("%s: %s", cg_path(g, p, sizeof p), a->msg ? a->msg : "(no message)");
+		return;
+	default:
+		break;
+	}
+	if (!g) {
+		g_debug("cgroup %" PRIu64 ": action %d for a cgroup no longer known", a->id, a->kind);
+		return;
+	}
+	switch (a->kind) {
+	case OE_ACT_SET_HIGH:
+		od_kio_write_u64(g->fd, "memory.high", a->value);
+		break;
+	case OE_ACT_SET_MAX:
+		od_kio_write_u64(g->fd, "memory.max", a->value);
+		break;
+	case OE_ACT_KILL_KERNEL:
+		g_message("%s: delay over, memory.max back to %" PRIu64 ": the kernel's OOM killer acts",
+			  cg_path(g, p, sizeof p), a->value);
+		od_kio_write_u64(g->fd, "memory.max", a->value);
+		break;
+	case OE_ACT_KILL_GROUP:
+		do_kill_group(c, g);
+		break;
+	case OE_ACT_FREEZE:
+		g_message("%s: usage past the freeze margin during a hold: frozen", cg_path(g, p, sizeof p));
+		od_kio_write_str(g->fd, "cgroup.freeze", "1");
+		break;
+	case OE_ACT_THAW:
+		od_kio_write_str(g->fd, "cgroup.freeze", "0");
+		break;
+	case OE_ACT_SAMPLE:
+		do_sample(c, g);
+		break;
+	case OE_ACT_PERSIST:
+		od_persist_store(g->fd, &a->persisted);
+		break;
+	case OE_ACT_FORGET:
+		od_persist_forget(g->fd);
+		break;
+	default:
+		break;
+	}
+}
+
+static void run_batch(od_controller *c, const oe_action *v, od_cg **cgs, size_t n)
+{
+	size_t i = 0;
+	if (on_loop_thread()) {
+		/* Behind queued work everything queues, so the order of batches holds. */
+		g_mutex_lock(&c->qlock);
+		bool busy = c->pending > 0;
+		g_mutex_unlock(&c->qlock);
+		if (busy) {
+			enqueue(c, v, cgs, n);
+			return;
+		}
+		for (; i < n && !blocking(v[i].kind); i++)
+			run_one(c, &v[i], cgs[i]);
+		if (i < n)
+			enqueue(c, v + i, cgs + i, n - i);
+		return;
+	}
+	for (; i < n; i++)
+		run_one(c, &v[i], cgs[i]);
+}
+
+static gpointer actuator_main(gpointer data)
+{
+	od_controller *c = data;
+	for (;;) {
+		g_mutex_lock(&c->qlock);
+		while (!c->qhead && !c->stopping)
+			g_cond_wait(&c->qcond, &c->qlock);
+		od_batch *b = c->qhead;
+		if (!b) {
+			g_mutex_unlock(&c->qlock);
+			return NULL;
+		}
+		g_mutex_unlock(&c->qlock);
+
+		run_batch(c, b->v, b->cgs, b->n);
+
+		g_mutex_lock(&c->qlock);
+		c->qhead = b->next; /* popped only now: `pending` covers the running batch */
+		if (!c->qhead)
+			c->qtail = NULL;
+		c->pending--;
+		g_cond_broadcast(&c->qcond);
+		g_mutex_unlock(&c->qlock);
+		for (size_t i = 0; i < b->n; i++)
+			cg_unref(b->cgs[i]);
+		g_free(b);
+	}
+}
+
+static void drain_actuator(od_controller *c)
+{
+	g_mutex_lock(&c->qlock);
+	while (c->pending > 0)
+		g_cond_wait(&c->qcond, &c->qlock);
+	g_mutex_unlock(&c->qlock);
+}
+
+/* ---- the contract ------------------------------------------------------ */
+
+od_controller *od_controller_new(int root_fd, const oe_config *cfg)
+{
+	od_controller *c = g_new0(od_controller, 1);
+	c->tfd = timerfd_create(CLOCK_BOOTTIME, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (c->tfd < 0) {
+		g_critical("timerfd_create(CLOCK_BOOTTIME): %s", g_strerror(errno));
+		g_free(c);
+		return NULL;
+	}
+	g_mutex_init(&c->lock);
+	g_mutex_init(&c->qlock);
+	g_cond_init(&c->qcond);
+	c->cfg = *cfg;
+	c->root_fd = root_fd;
+	c->armed = OE_NO_DEADLINE;
+	c->eng = oe_new(cfg);
+	c->cgs = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, (GDestroyNotify)cg_unref);
+	ensure_room_locked(c, 0);
+	c->actuator = g_thread_new("oomd-actuator", actuator_main, c);
+	return c;
+}
+
+void od_controller_free(od_controller *c)
+{
+	if (!c)
+		return;
+	g_mutex_lock(&c->qlock);
+	c->stopping = true;
+	g_cond_broadcast(&c->qcond);
+	g_mutex_unlock(&c->qlock);
+	g_thread_join(c->actuator); /* runs what is queued first */
+	g_hash_table_destroy(c->cgs);
+	oe_free(c->eng);
+	g_free(c->buf);
+	close(c->tfd);
+	g_mutex_clear(&c->lock);
+	g_mutex_clear(&c->qlock);
+	g_cond_clear(&c->qcond);
+	g_free(c);
+}
+
+void od_controller_set_hooks(od_controller *c, const od_hooks *h)
+{
+	g_mutex_lock(&c->lock);
+	int n = g_atomic_int_get(&c->nhooks);
+	if (n >= MAX_HOOKS) {
+		g_critical("too many hook sets (%d)", MAX_HOOKS);
+	} else {
+		c->hooks[n] = *h;
+		g_atomic_int_set(&c->nhooks, n + 1); /* published after the slot is filled */
+	}
+	g_mutex_unlock(&c->lock);
+}
+
+int od_controller_timerfd(od_controller *c)
+{
+	return c->tfd;
+}
+
+void od_controller_tick(od_controller *c)
+{
+	uint64_t expirations;
+	while (read(c->tfd, &expirations, sizeof expirations) < 0 && errno == EINTR)
+		;
+	g_mutex_lock(&c->lock);
+	c->armed = INT64_MIN; /* the timer has fired: always re-arm */
+	oe_tick(c->eng, od_now(), &c->acts);
+	finish_locked(c);
+}
+
+static uint64_t read_knob(int fd, const char *name)
+{
+	uint64_t v;
+	return od_kio_read_u64(fd, name, &v) < 0 ? OE_UNLIMITED : v;
+}
+
+int od_controller_add(od_controller *c, uint64_t parent_id, int dirfd, uint64_t *id_out)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		if (e != ENOENT)
+			g_warning("open cgroup directory (fd %d): %s", dirfd, g_strerror(e));
+		return e;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		return e;
+	}
+	uint64_t id = st.st_ino;
+	if (id_out)
+		*id_out = id;
+
+	g_mutex_lock(&c->lock);
+	bool known = g_hash_table_contains(c->cgs, &id);
+	g_mutex_unlock(&c->lock);
+	if (known) {
+		close(fd);
+		return 0;
+	}
+
+	od_cg *g = g_new0(od_cg, 1);
+	g->id = id;
+	g->fd = fd;
+	g->ref = 1;
+
+	if (parent_id == 0) {
+		g_mutex_lock(&c->lock);
+		oe_root(c->eng, id);
+		if (!g_hash_table_contains(c->cgs, &id))
+			g_hash_table_insert(c->cgs, &g->id, g_steal_pointer(&g));
+		g_mutex_unlock(&c->lock);
+		cg_unref(g);
+		return 0;
+	}
+
+	uint64_t real_max = read_knob(fd, "memory.max");
+	uint64_t real_high = read_knob(fd, "memory.high");
+	oe_persisted p;
+	bool have = od_persist_load(fd, &p) == 0;
+
+	g_mutex_lock(&c->lock);
+	if (g_hash_table_contains(c->cgs, &id)) { /* a concurrent add won */
+		g_mutex_unlock(&c->lock);
+		cg_unref(g);
+		return 0;
+	}
+	ensure_room_locked(c, 1);
+	if (!oe_cgroup_add(c->eng, od_now(), id, parent_id, real_max, real_high, have ? &p : NULL,
+			   &c->acts)) {
+		g_mutex_unlock(&c->lock);
+		cg_unref(g);
+		return ENOENT; /* parent unknown */
+	}
+	g_hash_table_insert(c->cgs, &g->id, g);
+	if (have)
+		g_message("cgroup %" PRIu64 ": adopted persisted state%s", id,
+			  p.in_hold ? " (a hold was running)" : "");
+	finish_locked(c);
+	return 0;
+}
+
+static void collect_id(uint64_t id, void *ud)
+{
+	g_array_append_val((GArray *)ud, id);
+}
+
+void od_controller_remove(od_controller *c, uint64_t id)
+{
+	GArray *ids = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	g_mutex_lock(&c->lock);
+	oe_foreach_subtree(c->eng, id, collect_id, ids); /* pre-order: parents first */
+	oe_cgroup_remove(c->eng, id, &c->acts);
+	/* Actions were copied out with their references before the table lets go. */
+	size_t n = c->acts.n;
+	oe_action stack_v[STACK_ACTS];
+	od_cg *stack_g[STACK_ACTS];
+	oe_action *v = n <= STACK_ACTS ? stack_v : g_new(oe_action, n);
+	od_cg **g = n <= STACK_ACTS ? stack_g : g_new(od_cg *, n);
+	copy_out_locked(c, v, g);
+	oe_actions_clear(&c->acts);
+	for (guint i = 0; i < ids->len; i++)
+		g_hash_table_remove(c->cgs, &g_array_index(ids, uint64_t, i));
+	rearm_locked(c);
+	g_mutex_unlock(&c->lock);
+
+	run_batch(c, v, g, n);
+	for (size_t i = 0; i < n; i++)
+		cg_unref(g[i]);
+	if (v != stack_v) {
+		g_free(v);
+		g_free(g);
+	}
+	int nh = g_atomic_int_get(&c->nhooks);
+	for (guint i = ids->len; i-- > 0;) /* children first */
+		for (int h = 0; h < nh; h++)
+			if (c->hooks[h].removed)
+				c->hooks[h].removed(c->hooks[h].ud, g_array_index(ids, uint64_t, i));
+	g_array_free(ids, TRUE);
+}
+
+static od_cg *lookup_ref(od_controller *c, uint64_t id)
+{
+	g_mutex_lock(&c->lock);
+	od_cg *g = cg_ref(g_hash_table_lookup(c->cgs, &id));
+	g_mutex_unlock(&c->lock);
+	return g;
+}
+
+void od_controller_sample(od_controller *c, uint64_t id)
+{
+	od_cg *g = lookup_ref(c, id);
+	if (!g)
+		return;
+	do_sample(c, g);
+	cg_unref(g);
+}
+
+void od_controller_real_max_changed(od_controller *c, uint64_t id)
+{
+	od_cg *g = lookup_ref(c, id);
+	if (!g)
+		return;
+	uint64_t v;
+	if (od_kio_read_u64(g->fd, "memory.max", &v) == 0) {
+		g_mutex_lock(&c->lock);
+		oe_real_max_seen(c->eng, od_now(), id, v, &c->acts);
+		finish_locked(c);
+	}
+	cg_unref(g);
+}
+
+typedef int (*write_fn)(oe_engine *, int64_t, uint64_t, uint64_t, oe_actions *);
+
+static int user_write(od_controller *c, write_fn fn, uint64_t id, uint64_t value)
+{
+	g_mutex_lock(&c->lock);
+	int r = fn(c->eng, od_now(), id, value, &c->acts);
+	if (r != 0) {
+		oe_actions_clear(&c->acts);
+		g_mutex_unlock(&c->lock);
+		return r;
+	}
+	finish_locked(c);
+	return 0;
+}
+
+int od_controller_write_delay(od_controller *c, uint64_t id, uint64_t ms)
+{
+	return user_write(c, oe_write_delay, id, ms);
+}
+
+int od_controller_write_disable(od_controller *c, uint64_t id, uint64_t v)
+{
+	return user_write(c, oe_write_disable, id, v);
+}
+
+int od_controller_write_limit(od_controller *c, uint64_t id, uint64_t bytes)
+{
+	return user_write(c, oe_write_limit, id, bytes);
+}
+
+int od_controller_write_high(od_controller *c, uint64_t id, uint64_t bytes)
+{
+	return user_write(c, oe_write_high, id, bytes);
+}
+
+bool od_controller_view(od_controller *c, uint64_t id, oe_view *v)
+{
+	g_mutex_lock(&c->lock);
+	bool ok = oe_view_get(c->eng, id, v);
+	g_mutex_unlock(&c->lock);
+	return ok;
+}
+
+void od_controller_release_all(od_controller *c)
+{
+	/* Whatever the actuator still has (a freeze behind a kill...) must land
+	 * before the hand-back, or it could undo it. */
+	drain_actuator(c);
+	g_mutex_lock(&c->lock);
+	oe_release_all(c->eng, &c->acts);
+	size_t n = c->acts.n;
+	rearm_locked(c);
+	oe_action *v = g_new(oe_action, MAX(n, 1));
+	od_cg **g = g_new(od_cg *, MAX(n, 1));
+	copy_out_locked(c, v, g);
+	oe_actions_clear(&c->acts);
+	g_mutex_unlock(&c->lock);
+	g_message("handing %zu actions back to the kernel (every managed cgroup: memory.max = L, "
+		  "the user's memory.high, thawed, state removed)", n);
+	/* Inline even on the loop thread: this is the shutdown path and must be done
+	 * before the process exits. */
+	for (size_t i = 0; i < n; i++) {
+		run_one(c, &v[i], g[i]);
+		cg_unref(g[i]);
+	}
+	g_free(v);
+	g_free(g);
+}

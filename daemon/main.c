@@ -1,0 +1,166 @@
+/* main.c — oomdelayfs: options, start-up checks, then the three threads:
+ * the glib main loop (watcher, timers, signals) on the main thread, the FUSE
+ * session on its own thread (with its workers), and the controller's actuator.
+ * Order matters: the real cgroup root is opened before mounting, so that the
+ * shadow can be mounted over the real tree itself. */
+#define G_LOG_DOMAIN "oomdelayfs"
+#include <errno.h>
+#include <locale.h>
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <glib.h>
+#include <fuse_lowlevel.h>
+
+#include "oomd/controller.h"
+#include "oomd/options.h"
+#include "oomd/shadowfs.h"
+#include "oomd/startup.h"
+#include "oomd/watcher.h"
+
+typedef struct {
+	GMainLoop *loop;
+	od_controller *ctl;
+	od_shadowfs *fs;
+	gint released; /* the hand-back ran (once) */
+	int fs_rc;
+} daemon_ctx;
+
+static void release_once(daemon_ctx *d)
+{
+	if (g_atomic_int_compare_and_exchange(&d->released, 0, 1))
+		od_controller_release_all(d->ctl);
+}
+
+/* SIGINT/SIGTERM, on the loop thread. */
+static void on_stop(void *ud)
+{
+	daemon_ctx *d = ud;
+	release_once(d);
+	od_shadowfs_exit(d->fs);
+	g_main_loop_quit(d->loop);
+}
+
+static gboolean quit_loop(gpointer loop)
+{
+	g_main_loop_quit(loop);
+	return G_SOURCE_REMOVE;
+}
+
+static gpointer fuse_main(gpointer ud)
+{
+	daemon_ctx *d = ud;
+	d->fs_rc = od_shadowfs_run(d->fs);
+	/* Unmounted from outside (fusermount -u) or failed: stop the loop too. An
+	 * idle source, not g_main_loop_quit: the loop may not be running yet. */
+	g_idle_add(quit_loop, d->loop);
+	return NULL;
+}
+
+static int fail(int code, const char *what, GError *err)
+{
+	g_printerr("oomdelayfs: %s%s%s\n", what ? what : "", what ? ": " : "",
+		   err ? err->message : "failed");
+	if (err)
+		g_error_free(err);
+	return code;
+}
+
+int main(int argc, char **argv)
+{
+	od_options o;
+	GError *err = NULL;
+	setlocale(LC_ALL, ""); /* --help in the user's charset */
+	int rc = od_options_parse(&o, argc, argv, &err);
+	if (rc != OD_EXIT_OK) {
+		g_printerr("oomdelayfs: %s\n", err ? err->message : "bad command line");
+		g_clear_error(&err);
+		return rc;
+	}
+	if (o.version) {
+		printf("oomdelayfs %s (libfuse %d.%d, glib %u.%u.%u)\n", OOMD_VERSION, FUSE_MAJOR_VERSION,
+		       FUSE_MINOR_VERSION, glib_major_version, glib_minor_version, glib_micro_version);
+		od_options_clear(&o);
+		return OD_EXIT_OK;
+	}
+	od_log_bridges(o.debug);
+	signal(SIGPIPE, SIG_IGN);
+
+	if ((rc = od_check_root(&err)) != OD_EXIT_OK)
+		return fail(rc, NULL, err);
+	if (!o.release_all) {
+		if ((rc = od_check_fuse(&err)) != OD_EXIT_OK)
+			return fail(rc, NULL, err);
+		/* Before opening the cgroup root: a stale mount over it must go first. */
+		if ((rc = od_check_mountpoint(o.mountpoint, &err)) != OD_EXIT_OK)
+			return fail(rc, NULL, err);
+	}
+	int root_fd = -1;
+	g_autofree char *root_path = NULL;
+	if ((rc = od_open_cgroup_root(o.cgroup_root, &root_fd, &root_path, &err)) != OD_EXIT_OK)
+		return fail(rc, NULL, err);
+
+	od_harden();
+
+	od_controller *ctl = od_controller_new(root_fd, &o.cfg);
+	if (!ctl)
+		return fail(OD_EXIT_FAILURE, "controller", NULL);
+	/* Adopts every cgroup and its persisted state: holds resume or finish here. */
+	od_watcher *w = od_watcher_new(ctl, root_fd, !o.release_all, &err);
+	if (!w) {
+		od_controller_free(ctl);
+		return fail(OD_EXIT_FAILURE, "watcher", err);
+	}
+
+	if (o.release_all) {
+		od_controller_release_all(ctl);
+		g_message("--release-all: %zu cgroups under %s handed back to the kernel",
+			  od_watcher_count(w) - 1, root_path);
+		od_watcher_free(w);
+		od_controller_free(ctl);
+		close(root_fd);
+		od_options_clear(&o);
+		return OD_EXIT_OK;
+	}
+
+	od_shadowfs_opts fo;
+	od_shadowfs_opts_defaults(&fo);
+	fo.allow_other = o.allow_other;
+	if (o.max_threads)
+		fo.max_threads = o.max_threads;
+	fo.debug = o.debug;
+
+	daemon_ctx d = { .ctl = ctl };
+	d.loop = g_main_loop_new(NULL, FALSE);
+	d.fs = od_shadowfs_new(root_fd, o.mountpoint, ctl, &fo, &err);
+	if (!d.fs) {
+		/* Nothing may stay raised or frozen because we failed to mount. */
+		od_controller_release_all(ctl);
+		od_watcher_free(w);
+		od_controller_free(ctl);
+		g_main_loop_unref(d.loop);
+		return fail(OD_EXIT_FUSE, o.mountpoint, err);
+	}
+	g_message("serving %s on %s (%zu cgroups, kill mode %s, ceiling %" G_GUINT64_FORMAT
+		  " bytes, freeze margin %" G_GUINT64_FORMAT " bytes)",
+		  root_path, o.mountpoint, od_watcher_count(w),
+		  o.cfg.kill_mode == OE_KILL_GROUP ? "group" : "kernel", o.cfg.ceiling_bytes,
+		  o.cfg.freeze_margin_bytes);
+
+	od_watcher_on_stop(w, on_stop, &d);
+	GThread *ft = g_thread_new("oomd-fuse", fuse_main, &d);
+	g_main_loop_run(d.loop);
+
+	/* Stopped by a signal (already released) or by an unmount from outside. */
+	release_once(&d);
+	od_shadowfs_exit(d.fs);
+	g_thread_join(ft);
+	od_shadowfs_free(d.fs);
+	od_watcher_free(w);
+	od_controller_free(ctl);
+	g_main_loop_unref(d.loop);
+	close(root_fd);
+	od_options_clear(&o);
+	g_message("stopped");
+	return d.fs_rc == 0 ? OD_EXIT_OK : OD_EXIT_FAILURE;
+}

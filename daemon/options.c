@@ -1,0 +1,221 @@
+/* options.c — the command line. --help is the manual: description, every option,
+ * examples and exit codes, so that `oomdelayfs --help` is enough to run it. */
+#define G_LOG_DOMAIN "oomdelayfs"
+#include "oomd/options.h"
+#include "oomd/parse.h"
+
+#include <errno.h>
+#include <string.h>
+
+static const char summary[] =
+	"Mounts a shadow of the cgroup-v2 tree on MOUNTPOINT. Every real file and directory\n"
+	"passes through; each memory cgroup gains the cgroup-v1 OOM files\n"
+	"  memory.oom_delay_millisecs  T: hold an OOM-ing cgroup for T ms before any kill\n"
+	"                              (one-shot; a write sets the cgroup and all descendants)\n"
+	"  memory.oom_control          oom_kill_disable D / under_oom / oom_kill; write 0 or 1\n"
+	"  cgroup.event_control        v1 eventfd notification of OOM onsets\n"
+	"and memory.max / memory.high show the user's values. A watcher inside the daemon\n"
+	"keeps the rules on an unpatched kernel: while a hold may be needed, the real\n"
+	"memory.high is the limit L (the kernel throttles), the real memory.max is L plus a\n"
+	"safety ceiling, and a cgroup still growing past L plus the freeze margin is frozen;\n"
+	"when the delay is over the kill comes from the kernel's OOM killer (real memory.max\n"
+	"written back to L) or, in group mode, from cgroup.kill.\n"
+	"\n"
+	"The daemon stays in the foreground (systemd Type=simple; logs go to stderr or the\n"
+	"journal). It locks its memory, sets its oom_score_adj to -1000, and keeps the\n"
+	"state of every managed cgroup in the user.oomdelayfs.state extended attribute of\n"
+	"the real cgroup directory, so a restarted daemon resumes or finishes every hold.\n"
+	"SIGINT/SIGTERM hand every cgroup back to the kernel (real memory.max = L, the\n"
+	"user's memory.high, thawed, state removed) and unmount. SIGHUP is ignored.";
+
+static const char description[] =
+	"Examples:\n"
+	"  oomdelayfs /run/oomdelayfs/shadow\n"
+	"      serve the host's cgroup-v2 tree on /run/oomdelayfs/shadow\n"
+	"  oomdelayfs /sys/fs/cgroup\n"
+	"      mount over the real tree itself (containers and cgroup-tools see the shadow)\n"
+	"  oomdelayfs --kill-mode group --ceiling 128M /run/oomdelayfs/shadow\n"
+	"  echo 1000 > /run/oomdelayfs/shadow/app/memory.oom_delay_millisecs\n"
+	"  oomdelayfs --release-all\n"
+	"      after a crash: hand every managed cgroup back to the kernel, no mount\n"
+	"\n"
+	"SIZE is a byte count with an optional K, M, G or T suffix (powers of 1024).\n"
+	"\n"
+	"Exit status:\n"
+	"  0  clean stop (SIGINT/SIGTERM or unmounted), or --release-all done\n"
+	"  1  failure while running\n"
+	"  2  bad command line\n"
+	"  3  not running as root\n"
+	"  4  mountpoint missing, not a directory, or busy (already served by oomdelayfs)\n"
+	"  5  no cgroup2 mount, or the memory controller is not enabled at the cgroup root\n"
+	"  6  FUSE unavailable (/dev/fuse) or the mount failed\n"
+	"\n"
+	"A stale mount of a dead daemon on MOUNTPOINT (\"Transport endpoint is not\n"
+	"connected\") is detached lazily and mounted over again.\n"
+	"See also: SEMANTICS.md (the contract), the systemd unit oomdelayfs.service.";
+
+bool od_options_parse_size(const char *s, uint64_t *out)
+{
+	if (!s || !*s)
+		return false;
+	/* The kernel's memparse syntax, as memory.max takes it; "max" is not a size here. */
+	if (od_parse_memory(s, strlen(s), 1, out) != 0 || *out == OE_UNLIMITED)
+		return false;
+	return true;
+}
+
+typedef struct {
+	od_options *o;
+	gboolean no_allow_other;
+} parse_ctx;
+
+static gboolean opt_kill_mode(const gchar *name, const gchar *value, gpointer data, GError **err)
+{
+	parse_ctx *p = data;
+	if (g_strcmp0(value, "kernel") == 0)
+		p->o->cfg.kill_mode = OE_KILL_KERNEL;
+	else if (g_strcmp0(value, "group") == 0)
+		p->o->cfg.kill_mode = OE_KILL_GROUP;
+	else {
+		g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: \"%s\" is neither \"kernel\" nor \"group\"", name, value);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static gboolean opt_size(const gchar *name, const gchar *value, uint64_t *dst, GError **err)
+{
+	if (!od_options_parse_size(value, dst)) {
+		g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: \"%s\" is not a size (e.g. 64M, 1G, 4096)", name, value);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static gboolean opt_ceiling(const gchar *name, const gchar *value, gpointer data, GError **err)
+{
+	parse_ctx *p = data;
+	return opt_size(name, value, &p->o->cfg.ceiling_bytes, err);
+}
+
+static gboolean opt_margin(const gchar *name, const gchar *value, gpointer data, GError **err)
+{
+	parse_ctx *p = data;
+	return opt_size(name, value, &p->o->cfg.freeze_margin_bytes, err);
+}
+
+static gboolean opt_threads(const gchar *name, const gchar *value, gpointer data, GError **err)
+{
+	parse_ctx *p = data;
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(value, &end, 10);
+	if (errno || *end || end == value || v < 1 || v > 1024 || value[0] == '-') {
+		g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: \"%s\" is not a number of threads between 1 and 1024", name, value);
+		return FALSE;
+	}
+	p->o->max_threads = (unsigned)v;
+	return TRUE;
+}
+
+int od_options_parse(od_options *o, int argc, char **argv, GError **err)
+{
+	memset(o, 0, sizeof *o);
+	oe_config_defaults(&o->cfg);
+	o->allow_other = true;
+	o->foreground = true;
+
+	parse_ctx p = { .o = o };
+	gboolean fg = FALSE, debug = FALSE, release = FALSE, version = FALSE;
+	char **rest = NULL;
+	GOptionEntry entries[] = {
+		{ "cgroup-root", 0, 0, G_OPTION_ARG_FILENAME, &o->cgroup_root,
+		  "The real cgroup-v2 directory to serve (a cgroup2 mount or a cgroup in it). "
+		  "Default: the cgroup2 mount from the mount table (libcgroup, then "
+		  "/proc/self/mountinfo).", "PATH" },
+		{ "kill-mode", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)opt_kill_mode,
+		  "How a hold whose delay is over is resolved: \"kernel\" (default; real memory.max is "
+		  "written back to L and the kernel's OOM killer chooses the victim) or \"group\" "
+		  "(cgroup.kill: every process of the cgroup and its descendants).", "kernel|group" },
+		{ "ceiling", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)opt_ceiling,
+		  "Safety ceiling: while a cgroup is managed its real memory.max is L + SIZE, the "
+		  "kernel's backstop if throttling and freezing are not enough (a kill past it is "
+		  "logged as a broken promise). Default 64M.", "SIZE" },
+		{ "freeze-margin", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)opt_margin,
+		  "Freeze a held cgroup (cgroup.freeze) whose usage passes L + SIZE; it is thawed when "
+		  "the hold ends. Default 8M.", "SIZE" },
+		{ "max-threads", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)opt_threads,
+		  "Bound on FUSE worker threads (a blocking memory.max write pins one). Default 16.", "N" },
+		{ "no-allow-other", 0, 0, G_OPTION_ARG_NONE, &p.no_allow_other,
+		  "Serve only root (no allow_other). By default every user may use the shadow tree "
+		  "and the kernel checks them against the real owners and modes (default_permissions).",
+		  NULL },
+		{ "foreground", 'f', 0, G_OPTION_ARG_NONE, &fg,
+		  "Stay in the foreground. Always the case: there is no daemonising mode; run it "
+		  "under systemd (Type=simple) or a supervisor.", NULL },
+		{ "debug", 'd', 0, G_OPTION_ARG_NONE, &debug,
+		  "Debug messages from the daemon and libfuse's request trace.", NULL },
+		{ "release-all", 0, 0, G_OPTION_ARG_NONE, &release,
+		  "Do not mount: hand every managed cgroup back to the kernel from its persisted "
+		  "state (holds whose deadline passed are finished first, per the kill mode), "
+		  "thaw, remove the state, and exit. For ExecStopPost after a crash.", NULL },
+		{ "version", 'V', 0, G_OPTION_ARG_NONE, &version, "Print the version and exit.", NULL },
+		{ G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, NULL },
+		{ NULL, 0, 0, 0, NULL, NULL, NULL },
+	};
+	GOptionContext *ctx = g_option_context_new("MOUNTPOINT");
+	GOptionGroup *grp = g_option_group_new("oomdelayfs", "oomdelayfs options", "Options", &p, NULL);
+	g_option_group_add_entries(grp, entries);
+	g_option_context_set_main_group(ctx, grp);
+	g_option_context_set_summary(ctx, summary);
+	g_option_context_set_description(ctx, description);
+	g_option_context_set_strict_posix(ctx, FALSE);
+
+	char **args = g_new0(char *, argc + 1);
+	for (int i = 0; i < argc; i++)
+		args[i] = argv[i];
+	int n = argc;
+	char **a = args;
+	gboolean ok = g_option_context_parse(ctx, &n, &a, err);
+	g_free(args);
+	g_option_context_free(ctx);
+	if (!ok) {
+		g_strfreev(rest);
+		return OD_EXIT_USAGE;
+	}
+	o->debug = debug;
+	o->release_all = release;
+	o->version = version;
+	o->allow_other = !p.no_allow_other;
+
+	guint nrest = rest ? g_strv_length(rest) : 0;
+	if (!version) {
+		if (nrest > 1) {
+			g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
+				    "one MOUNTPOINT expected, got %u arguments", nrest);
+		} else if (nrest == 0 && !release) {
+			g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
+				    "MOUNTPOINT missing (see --help)");
+		} else if (nrest == 1 && release) {
+			g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
+				    "--release-all takes no MOUNTPOINT (it does not mount)");
+		}
+	}
+	if (nrest == 1 && !release)
+		o->mountpoint = g_strdup(rest[0]);
+	g_strfreev(rest);
+	if (err && *err) {
+		od_options_clear(o);
+		return OD_EXIT_USAGE;
+	}
+	return OD_EXIT_OK;
+}
+
+void od_options_clear(od_options *o)
+{
+	g_clear_pointer(&o->mountpoint, g_free);
+	g_clear_pointer(&o->cgroup_root, g_free);
+}

@@ -1,0 +1,287 @@
+/* startup.c — see startup.h. */
+#define G_LOG_DOMAIN "oomdelayfs"
+#include "oomd/startup.h"
+#include "oomd/options.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+#include <linux/magic.h>
+#include <fuse_log.h>
+#include <libcgroup.h>
+
+int od_check_root(GError **err)
+{
+	if (geteuid() != 0) {
+		g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_PERM,
+			    "must run as root (effective uid %u): it writes the real cgroup knobs "
+			    "and mounts with allow_other", (unsigned)geteuid());
+		return OD_EXIT_NOT_ROOT;
+	}
+	return OD_EXIT_OK;
+}
+
+int od_check_fuse(GError **err)
+{
+	if (access("/dev/fuse", R_OK | W_OK) < 0) {
+		int e = errno;
+		g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(e),
+			    "FUSE unavailable: /dev/fuse: %s%s", g_strerror(e),
+			    e == ENOENT ? " (load the fuse module: modprobe fuse)" : "");
+		return OD_EXIT_FUSE;
+	}
+	return OD_EXIT_OK;
+}
+
+/* /proc/self/mountinfo escapes space, tab, newline and backslash as \ooo. */
+static void unescape(char *s)
+{
+	char *d = s;
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*d++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 4;
+		} else {
+			*d++ = *s++;
+		}
+	}
+	*d = '\0';
+}
+
+/* Calls fn(mount point, fstype, source, ud) for each line of mountinfo until it returns TRUE. */
+static bool each_mount(bool (*fn)(const char *mnt, const char *type, const char *src, void *ud),
+		       void *ud)
+{
+	g_autofree char *text = NULL;
+	if (!g_file_get_contents("/proc/self/mountinfo", &text, NULL, NULL))
+		return false;
+	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+	for (char **l = lines; *l; l++) {
+		/* id parent maj:min root mountpoint opts [optional...] - fstype source superopts */
+		g_auto(GStrv) f = g_strsplit(*l, " ", -1);
+		guint n = g_strv_length(f);
+		if (n < 7)
+			continue;
+		guint sep = 6;
+		while (sep < n && strcmp(f[sep], "-") != 0)
+			sep++;
+		if (sep + 2 >= n)
+			continue;
+		unescape(f[4]);
+		unescape(f[sep + 2]);
+		if (fn(f[4], f[sep + 1], f[sep + 2], ud))
+			return true;
+	}
+	return false;
+}
+
+typedef struct {
+	const char *path;
+	char *type, *src;
+} find_ctx;
+
+static bool match_mnt(const char *mnt, const char *type, const char *src, void *ud)
+{
+	find_ctx *c = ud;
+	if (strcmp(mnt, c->path) != 0)
+		return false;
+	/* The last match is the one on top: keep scanning. */
+	g_free(c->type);
+	g_free(c->src);
+	c->type = g_strdup(type);
+	c->src = g_strdup(src);
+	return false;
+}
+
+int od_check_mountpoint(const char *mountpoint, GError **err)
+{
+	struct stat st;
+	if (stat(mountpoint, &st) < 0 && errno == ENOTCONN) {
+		/* A dead FUSE server's mount: detach it lazily and mount over again. */
+		g_warning("%s: stale FUSE mount (Transport endpoint is not connected): detaching it",
+			  mountpoint);
+		if (umount2(mountpoint, MNT_DETACH) < 0) {
+			int e = errno;
+			g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(e),
+				    "mountpoint %s is a stale FUSE mount and umount2(MNT_DETACH) failed: %s",
+				    mountpoint, g_strerror(e));
+			return OD_EXIT_MOUNTPOINT;
+		}
+	}
+	if (stat(mountpoint, &st) < 0) {
+		int e = errno;
+		g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(e), "mountpoint %s: %s%s", mountpoint,
+			    g_strerror(e), e == ENOENT ? " (create it first)" : "");
+		return OD_EXIT_MOUNTPOINT;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_NOTDIR, "mountpoint %s: %s", mountpoint,
+			    g_strerror(ENOTDIR));
+		return OD_EXIT_MOUNTPOINT;
+	}
+	g_autofree char *real = realpath(mountpoint, NULL);
+	find_ctx c = { .path = real ? real : mountpoint };
+	each_mount(match_mnt, &c);
+	int rc = OD_EXIT_OK;
+	if (c.type && g_str_has_prefix(c.type, "fuse") &&
+	    (strstr(c.type, "oomdelayfs") || (c.src && strstr(c.src, "oomdelayfs")))) {
+		g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_FAILED,
+			    "mountpoint %s is busy: already served by a running oomdelayfs (%s); "
+			    "stop it first", mountpoint, c.type);
+		rc = OD_EXIT_MOUNTPOINT;
+	}
+	g_free(c.type);
+	g_free(c.src);
+	return rc;
+}
+
+static bool match_cgroup2(const char *mnt, const char *type, const char *src, void *ud)
+{
+	(void)src;
+	if (strcmp(type, "cgroup2") != 0)
+		return false;
+	*(char **)ud = g_strdup(mnt);
+	return true;
+}
+
+static void cg_logger(void *ud, int level, const char *fmt, va_list ap)
+{
+	(void)ud;
+	(void)level;
+	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+	g_strchomp(msg);
+	/* Debug only: its failures are handled by the mountinfo fallback. */
+	g_debug("libcgroup: %s", msg);
+}
+
+static bool is_cgroup2(int fd)
+{
+	struct statfs sf;
+	return fstatfs(fd, &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+/* Is `word` one of the space-separated words of file `name` under fd? */
+static int has_word(int fd, const char *name, const char *word, bool *found)
+{
+	char buf[1024];
+	int f = openat(fd, name, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return -errno;
+	ssize_t n = read(f, buf, sizeof buf - 1);
+	int e = errno;
+	close(f);
+	if (n < 0)
+		return -e;
+	buf[n] = '\0';
+	*found = false;
+	for (char *save = NULL, *t = strtok_r(buf, " \n", &save); t; t = strtok_r(NULL, " \n", &save))
+		if (strcmp(t, word) == 0)
+			*found = true;
+	return 0;
+}
+
+int od_open_cgroup_root(const char *path, int *root_fd, char **root_path, GError **err)
+{
+	g_autofree char *found = NULL;
+	if (!path) {
+		/* libcgroup first: it knows the distributions' layouts. 2.0.2 can fail on
+		 * pure v2 hosts, and may return a v1 memory mount on hybrid ones; the
+		 * statfs check below tells. */
+		cgroup_set_logger(cg_logger, CGROUP_LOG_WARNING, NULL);
+		char *mp = NULL;
+		if (cgroup_init() == 0 && cgroup_get_subsys_mount_point("memory", &mp) == 0 && mp) {
+			int fd = open(mp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (fd >= 0 && is_cgroup2(fd))
+				found = g_strdup(mp);
+			if (fd >= 0)
+				close(fd);
+		}
+		free(mp);
+		if (!found)
+			each_mount(match_cgroup2, &found);
+		if (!found) {
+			g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_NOENT,
+				    "no cgroup2 mount in /proc/self/mountinfo (this host uses cgroup v1 "
+				    "only; boot with systemd.unified_cgroup_hierarchy=1 or mount cgroup2)");
+			return OD_EXIT_CGROUP;
+		}
+		path = found;
+	}
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(e), "cgroup root %s: %s", path,
+			    g_strerror(e));
+		return OD_EXIT_CGROUP;
+	}
+	if (!is_cgroup2(fd)) {
+		g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+			    "cgroup root %s is not on a cgroup2 file system", path);
+		close(fd);
+		return OD_EXIT_CGROUP;
+	}
+	bool avail = false, enabled = false;
+	int r = has_word(fd, "cgroup.controllers", "memory", &avail);
+	if (r == 0)
+		r = has_word(fd, "cgroup.subtree_control", "memory", &enabled);
+	if (r < 0) {
+		g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(-r),
+			    "cgroup root %s: reading cgroup.controllers/subtree_control: %s", path,
+			    g_strerror(-r));
+		close(fd);
+		return OD_EXIT_CGROUP;
+	}
+	if (!avail || !enabled) {
+		g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_NODEV,
+			    "the memory controller is not %s at %s (%s); %s", avail ? "enabled" : "available",
+			    path, avail ? "not in cgroup.subtree_control" : "not in cgroup.controllers",
+			    avail ? "enable it: echo +memory > cgroup.subtree_control"
+				  : "it is bound to cgroup v1 or disabled (cgroup_disable=memory)");
+		close(fd);
+		return OD_EXIT_CGROUP;
+	}
+	*root_fd = fd;
+	*root_path = g_strdup(path);
+	return OD_EXIT_OK;
+}
+
+void od_harden(void)
+{
+	/* MCL_ONFAULT: lock pages as they are touched, so that each thread's 8 MiB
+	 * stack reservation is not made resident up front. */
+	if (mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) < 0)
+		g_warning("mlockall: %s: the daemon may be paged out under memory pressure "
+			  "(raise LimitMEMLOCK)", g_strerror(errno));
+	int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, "-1000", 5) != 5)
+		g_warning("/proc/self/oom_score_adj = -1000: %s: the OOM killer may choose the daemon",
+			  g_strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+static void fuse_logger(enum fuse_log_level level, const char *fmt, va_list ap)
+{
+	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+	g_strchomp(msg);
+	if (level <= FUSE_LOG_ERR)
+		g_warning("fuse: %s", msg);
+	else if (level <= FUSE_LOG_NOTICE)
+		g_message("fuse: %s", msg);
+	else
+		g_debug("fuse: %s", msg);
+}
+
+void od_log_bridges(bool debug)
+{
+	if (debug)
+		g_log_set_debug_enabled(TRUE);
+	fuse_set_log_func(fuse_logger);
+}

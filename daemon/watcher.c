@@ -1,0 +1,426 @@
+/* watcher.c — see watcher.h.
+ *
+ * Each known cgroup is a node holding an O_PATH descriptor of its real
+ * directory. inotify watches need a path, so they are added through
+ * /proc/self/fd/<fd>[/file]: the magic link resolves to the directory we hold,
+ * never to whatever is mounted at its path now (the shadow may sit on top).
+ */
+#define G_LOG_DOMAIN "oomdelayfs"
+#include "oomd/watcher.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <glib-unix.h>
+
+typedef enum { W_DIR, W_EVENTS, W_MAX, W_SUBTREE, W_KINDS } wkind;
+
+static const char *const wfile[W_KINDS] = { NULL, "memory.events", "memory.max",
+					    "cgroup.subtree_control" };
+static const uint32_t wmask[W_KINDS] = {
+	IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_ONLYDIR | IN_EXCL_UNLINK,
+	IN_MODIFY, IN_MODIFY, IN_MODIFY,
+};
+
+typedef struct wnode {
+	uint64_t id;
+	struct wnode *parent;
+	char *name;         /* in the parent; NULL for the root */
+	int fd;             /* O_PATH|O_DIRECTORY of the real directory */
+	int wd[W_KINDS];    /* -1 when not watched */
+	GHashTable *children; /* name -> wnode* (not owning) */
+} wnode;
+
+typedef struct {
+	wnode *node;
+	wkind kind;
+} wref;
+
+struct od_watcher {
+	od_controller *ctl;
+	int root_fd;
+	int ifd; /* inotify; -1 when only scanning */
+	wnode *root;
+	GHashTable *by_id;  /* &id -> wnode* (owning) */
+	GHashTable *by_wd;  /* wd -> wref* (owning) */
+	guint src_inotify, src_timer, src_int, src_term, src_hup;
+	void (*stop)(void *ud);
+	void *stop_ud;
+};
+
+static void free_node(wnode *n)
+{
+	if (n->fd >= 0)
+		close(n->fd);
+	g_hash_table_destroy(n->children);
+	g_free(n->name);
+	g_free(n);
+}
+
+/* ---- inotify watches --------------------------------------------------- */
+
+static void watch_one(od_watcher *w, wnode *n, wkind k)
+{
+	if (w->ifd < 0 || n->wd[k] >= 0)
+		return;
+	char path[64 + 32];
+	if (wfile[k])
+		snprintf(path, sizeof path, "/proc/self/fd/%d/%s", n->fd, wfile[k]);
+	else
+		snprintf(path, sizeof path, "/proc/self/fd/%d", n->fd);
+	int wd = inotify_add_watch(w->ifd, path, wmask[k]);
+	if (wd < 0) {
+		/* ENOENT: no memory controller in this cgroup (yet). */
+		if (errno != ENOENT)
+			g_warning("cgroup %" PRIu64 ": inotify watch on %s: %s%s", n->id,
+				  wfile[k] ? wfile[k] : "directory", g_strerror(errno),
+				  errno == ENOSPC ? " (raise fs.inotify.max_user_watches)" : "");
+		return;
+	}
+	n->wd[k] = wd;
+	wref *r = g_new(wref, 1);
+	r->node = n;
+	r->kind = k;
+	g_hash_table_insert(w->by_wd, GINT_TO_POINTER(wd), r);
+}
+
+static void watch_all(od_watcher *w, wnode *n)
+{
+	for (int k = 0; k < W_KINDS; k++)
+		watch_one(w, n, (wkind)k);
+}
+
+static void unwatch_all(od_watcher *w, wnode *n)
+{
+	for (int k = 0; k < W_KINDS; k++) {
+		if (n->wd[k] < 0)
+			continue;
+		g_hash_table_remove(w->by_wd, GINT_TO_POINTER(n->wd[k]));
+		inotify_rm_watch(w->ifd, n->wd[k]); /* EINVAL if the kernel dropped it already */
+		n->wd[k] = -1;
+	}
+}
+
+/* ---- the tree ---------------------------------------------------------- */
+
+static void remove_subtree(od_watcher *w, wnode *n)
+{
+	/* Children first: the controller wants descendants removed before their parent. */
+	GList *kids = g_hash_table_get_values(n->children);
+	for (GList *l = kids; l; l = l->next)
+		remove_subtree(w, l->data);
+	g_list_free(kids);
+	g_debug("cgroup %" PRIu64 " (%s) removed", n->id, n->name ? n->name : "/");
+	od_controller_remove(w->ctl, n->id);
+	unwatch_all(w, n);
+	if (n->parent)
+		g_hash_table_remove(n->parent->children, n->name);
+	if (n == w->root)
+		w->root = NULL;
+	g_hash_table_remove(w->by_id, &n->id); /* frees n */
+}
+
+static void scan_dir(od_watcher *w, wnode *n, bool prune);
+
+/* A directory `name` of parent exists (scan, IN_CREATE, rescan). */
+static wnode *add_child(od_watcher *w, wnode *parent, const char *name)
+{
+	wnode *old = g_hash_table_lookup(parent->children, name);
+	int fd = openat(parent->fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno != ENOENT && errno != ENOTDIR)
+			g_warning("cgroup %" PRIu64 ": open %s: %s", parent->id, name, g_strerror(errno));
+		return NULL; /* gone already: its IN_DELETE follows */
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return NULL;
+	}
+	if (old && old->id == (uint64_t)st.st_ino) {
+		close(fd);
+		return old;
+	}
+	if (old) /* removed and re-created under the same name while we were not looking */
+		remove_subtree(w, old);
+
+	wnode *n = g_new0(wnode, 1);
+	n->fd = fd;
+	n->parent = parent;
+	n->name = g_strdup(name);
+	n->children = g_hash_table_new(g_str_hash, g_str_equal);
+	for (int k = 0; k < W_KINDS; k++)
+		n->wd[k] = -1;
+	/* Watch before reading: a change between the two is then not lost. */
+	n->id = st.st_ino;
+	watch_all(w, n);
+	int e = od_controller_add(w->ctl, parent->id, fd, &n->id);
+	if (e) {
+		if (e != ENOENT)
+			g_warning("cgroup %s: cannot add: %s", name, g_strerror(e));
+		unwatch_all(w, n);
+		free_node(n);
+		return NULL;
+	}
+	g_hash_table_insert(w->by_id, &n->id, n);
+	g_hash_table_insert(parent->children, n->name, n);
+	scan_dir(w, n, false); /* it may have children already */
+	return n;
+}
+
+/* Adds the subdirectories of n not known yet; with prune, also removes known
+ * children that no longer exist (after an inotify queue overflow). */
+static void scan_dir(od_watcher *w, wnode *n, bool prune)
+{
+	int dfd = openat(n->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		if (errno != ENOENT)
+			g_warning("cgroup %" PRIu64 ": open directory: %s", n->id, g_strerror(errno));
+		return;
+	}
+	DIR *d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	GHashTable *seen = prune ? g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL) : NULL;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
+			continue;
+		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
+			continue;
+		wnode *c = add_child(w, n, de->d_name);
+		if (c && seen)
+			g_hash_table_add(seen, g_strdup(c->name));
+		else if (c && prune)
+			scan_dir(w, c, true);
+	}
+	closedir(d);
+	if (!prune)
+		return;
+	GList *kids = g_hash_table_get_values(n->children);
+	for (GList *l = kids; l; l = l->next) {
+		wnode *c = l->data;
+		if (!g_hash_table_contains(seen, c->name))
+			remove_subtree(w, c);
+		else
+			scan_dir(w, c, true);
+	}
+	g_list_free(kids);
+	g_hash_table_destroy(seen);
+}
+
+static void resync_node(gpointer key, gpointer value, gpointer ud)
+{
+	od_watcher *w = ud;
+	wnode *n = value;
+	(void)key;
+	if (n == w->root)
+		return;
+	od_controller_real_max_changed(w->ctl, n->id);
+	od_controller_sample(w->ctl, n->id);
+}
+
+/* Events were lost: make the tree and every reading true again. */
+static void rescan(od_watcher *w)
+{
+	g_warning("inotify queue overflowed: rescanning the real tree");
+	scan_dir(w, w->root, true);
+	GList *nodes = g_hash_table_get_values(w->by_id);
+	for (GList *l = nodes; l; l = l->next)
+		watch_all(w, l->data);
+	g_list_free(nodes);
+	g_hash_table_foreach(w->by_id, resync_node, w);
+}
+
+/* ---- event sources ----------------------------------------------------- */
+
+static void handle_event(od_watcher *w, const struct inotify_event *ev)
+{
+	if (ev->mask & IN_Q_OVERFLOW) {
+		rescan(w);
+		return;
+	}
+	wref *r = g_hash_table_lookup(w->by_wd, GINT_TO_POINTER(ev->wd));
+	if (!r)
+		return; /* a watch we dropped; its last events may still arrive */
+	wnode *n = r->node;
+	if (ev->mask & IN_IGNORED) {
+		n->wd[r->kind] = -1;
+		g_hash_table_remove(w->by_wd, GINT_TO_POINTER(ev->wd));
+		return;
+	}
+	switch (r->kind) {
+	case W_DIR:
+		if ((ev->mask & IN_CREATE) && (ev->mask & IN_ISDIR) && ev->len) {
+			add_child(w, n, ev->name);
+		} else if ((ev->mask & IN_DELETE) && (ev->mask & IN_ISDIR) && ev->len) {
+			wnode *c = g_hash_table_lookup(n->children, ev->name);
+			if (c)
+				remove_subtree(w, c);
+		} else if (ev->mask & IN_DELETE_SELF) {
+			if (n != w->root)
+				remove_subtree(w, n);
+			else
+				g_critical("the real cgroup root was removed");
+		}
+		break;
+	case W_EVENTS:
+		od_controller_sample(w->ctl, n->id);
+		break;
+	case W_MAX:
+		od_controller_real_max_changed(w->ctl, n->id);
+		break;
+	case W_SUBTREE: {
+		/* Controllers enabled or disabled for the children: memory.* files may
+		 * have appeared; kernfs creates them without an inotify event. */
+		GHashTableIter it;
+		gpointer v;
+		g_hash_table_iter_init(&it, n->children);
+		while (g_hash_table_iter_next(&it, NULL, &v)) {
+			wnode *c = v;
+			bool had = c->wd[W_MAX] >= 0;
+			watch_all(w, c);
+			if (!had && c->wd[W_MAX] >= 0)
+				od_controller_real_max_changed(w->ctl, c->id);
+		}
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static gboolean on_inotify(gint fd, GIOCondition cond, gpointer ud)
+{
+	od_watcher *w = ud;
+	char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
+	(void)cond;
+	for (;;) {
+		ssize_t len = read(fd, buf, sizeof buf);
+		if (len < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				g_warning("read inotify: %s", g_strerror(errno));
+			break;
+		}
+		for (char *p = buf; p < buf + len;) {
+			const struct inotify_event *ev = (const struct inotify_event *)(void *)p;
+			handle_event(w, ev);
+			p += sizeof *ev + ev->len;
+		}
+	}
+	return G_SOURCE_CONTINUE;
+}
+
+static gboolean on_timer(gint fd, GIOCondition cond, gpointer ud)
+{
+	od_watcher *w = ud;
+	(void)fd;
+	(void)cond;
+	od_controller_tick(w->ctl);
+	return G_SOURCE_CONTINUE;
+}
+
+static gboolean on_term(gpointer ud)
+{
+	od_watcher *w = ud;
+	g_message("signal received: handing every cgroup back to the kernel and unmounting");
+	if (w->stop)
+		w->stop(w->stop_ud);
+	return G_SOURCE_CONTINUE; /* a second signal during the stop is harmless */
+}
+
+static gboolean on_hup(gpointer ud)
+{
+	(void)ud;
+	g_message("SIGHUP ignored (no configuration to reload)");
+	return G_SOURCE_CONTINUE;
+}
+
+/* ---- the contract ------------------------------------------------------ */
+
+od_watcher *od_watcher_new(od_controller *c, int root_fd, bool watch, GError **err)
+{
+	od_watcher *w = g_new0(od_watcher, 1);
+	w->ctl = c;
+	w->root_fd = root_fd;
+	w->ifd = -1;
+	w->by_id = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, (GDestroyNotify)free_node);
+	w->by_wd = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+	if (watch) {
+		w->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (w->ifd < 0) {
+			g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(errno), "inotify_init1: %s",
+				    g_strerror(errno));
+			od_watcher_free(w);
+			return NULL;
+		}
+	}
+	wnode *r = g_new0(wnode, 1);
+	r->fd = openat(root_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	r->children = g_hash_table_new(g_str_hash, g_str_equal);
+	for (int k = 0; k < W_KINDS; k++)
+		r->wd[k] = -1;
+	int e = r->fd < 0 ? errno : od_controller_add(c, 0, r->fd, &r->id);
+	if (e) {
+		g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(e), "cgroup root: %s", g_strerror(e));
+		free_node(r);
+		od_watcher_free(w);
+		return NULL;
+	}
+	w->root = r;
+	g_hash_table_insert(w->by_id, &r->id, r);
+	/* The root is never managed: only its directory and subtree_control matter. */
+	watch_one(w, r, W_DIR);
+	watch_one(w, r, W_SUBTREE);
+	gint64 t0 = g_get_monotonic_time();
+	scan_dir(w, r, false);
+	g_message("%u cgroups found in %.1f ms", g_hash_table_size(w->by_id),
+		  (g_get_monotonic_time() - t0) / 1000.0);
+	if (watch) {
+		w->src_inotify = g_unix_fd_add(w->ifd, G_IO_IN, on_inotify, w);
+		w->src_timer = g_unix_fd_add(od_controller_timerfd(c), G_IO_IN, on_timer, w);
+	}
+	return w;
+}
+
+void od_watcher_on_stop(od_watcher *w, void (*stop)(void *ud), void *ud)
+{
+	w->stop = stop;
+	w->stop_ud = ud;
+	if (!w->src_int) {
+		w->src_int = g_unix_signal_add(SIGINT, on_term, w);
+		w->src_term = g_unix_signal_add(SIGTERM, on_term, w);
+		w->src_hup = g_unix_signal_add(SIGHUP, on_hup, w);
+	}
+}
+
+size_t od_watcher_count(od_watcher *w)
+{
+	return g_hash_table_size(w->by_id);
+}
+
+void od_watcher_free(od_watcher *w)
+{
+	if (!w)
+		return;
+	guint *srcs[] = { &w->src_inotify, &w->src_timer, &w->src_int, &w->src_term, &w->src_hup };
+	for (size_t i = 0; i < G_N_ELEMENTS(srcs); i++)
+		if (*srcs[i])
+			g_source_remove(*srcs[i]);
+	g_hash_table_destroy(w->by_wd);
+	g_hash_table_destroy(w->by_id);
+	if (w->ifd >= 0)
+		close(w->ifd);
+	g_free(w);
+}

@@ -1,0 +1,40 @@
+/* kernel_io.h — reading and writing the real cgroup files of one cgroup, always
+ * relative to a directory descriptor of it (never by path: the shadow tree may be
+ * mounted over the real one). Plain openat/read/write with stack buffers: this is
+ * the event -> kill path, so nothing here allocates.
+ * Every function returns 0 or -errno and logs the file name and strerror on
+ * failure (except where noted). A write of memory.max may block for as long as
+ * the kernel reclaims and OOM-kills: never call these with a lock held.
+ */
+#ifndef OOMD_KERNEL_IO_H
+#define OOMD_KERNEL_IO_H
+
+#include <stdint.h>
+#include "oomd/engine.h"
+
+/* memory.max, memory.high, memory.current, ...: "max" reads as OE_UNLIMITED.
+ * A missing file (-ENOENT, e.g. the root has no memory.max) is not logged. */
+int od_kio_read_u64(int dirfd, const char *name, uint64_t *out);
+
+/* Writes "max" for OE_UNLIMITED, else the decimal value. */
+int od_kio_write_u64(int dirfd, const char *name, uint64_t v);
+int od_kio_write_str(int dirfd, const char *name, const char *s);
+
+/* The counters of memory.events / memory.events.local that the engine reads.
+ * Unknown keys are skipped; missing keys read as 0. */
+typedef struct {
+	uint64_t low, high, max, oom, oom_kill, oom_group_kill;
+} od_kio_events;
+int od_kio_read_events(int dirfd, const char *name, od_kio_events *ev);
+
+/* memory.current + memory.events + memory.events.local in one oe_reading. */
+int od_kio_read_reading(int dirfd, oe_reading *r);
+
+/* Number of processes in cgroup.procs (this cgroup only, as the kernel lists it). */
+int od_kio_count_procs(int dirfd, uint64_t *n);
+
+/* Parses "key value\n" lines (the memory.events format). Pure; exposed for tests.
+ * Returns 0 or -EINVAL on a malformed line. */
+int od_kio_parse_events(const char *buf, size_t len, od_kio_events *ev);
+
+#endif

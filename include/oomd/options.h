@@ -1,0 +1,39 @@
+/* options.h — the command line of oomdelayfs (GOptionContext) and its exit codes. */
+#ifndef OOMD_OPTIONS_H
+#define OOMD_OPTIONS_H
+
+#include <stdbool.h>
+#include <glib.h>
+#include "oomd/engine.h"
+
+/* Exit codes (documented in --help). */
+enum {
+	OD_EXIT_OK = 0,         /* clean stop (SIGINT/SIGTERM, unmounted) or --release-all done */
+	OD_EXIT_FAILURE = 1,    /* a failure while running */
+	OD_EXIT_USAGE = 2,      /* bad command line */
+	OD_EXIT_NOT_ROOT = 3,   /* not running as root */
+	OD_EXIT_MOUNTPOINT = 4, /* mountpoint missing, not a directory, or busy */
+	OD_EXIT_CGROUP = 5,     /* no cgroup2 mount, or the memory controller is not enabled */
+	OD_EXIT_FUSE = 6,       /* FUSE unavailable (/dev/fuse) or the mount failed */
+};
+
+typedef struct {
+	char *mountpoint;   /* NULL with --release-all */
+	char *cgroup_root;  /* NULL: found from the mount table */
+	oe_config cfg;
+	bool allow_other;   /* false with --no-allow-other */
+	unsigned max_threads; /* 0: the shadow tree's default */
+	bool release_all;
+	bool debug;
+	bool version;
+	bool foreground;    /* accepted; the daemon always stays in the foreground */
+} od_options;
+
+/* Parses argv (GOptionContext). Returns OD_EXIT_OK, or OD_EXIT_USAGE with *err set. */
+int od_options_parse(od_options *o, int argc, char **argv, GError **err);
+void od_options_clear(od_options *o);
+
+/* "64M", "8m", "1G", "4096": memparse syntax, bytes. Exposed for tests/fuzzing. */
+bool od_options_parse_size(const char *s, uint64_t *out);
+
+#endif

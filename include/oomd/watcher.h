@@ -1,0 +1,36 @@
+/* watcher.h — the daemon's one event loop (the default glib main context):
+ * inotify on every real cgroup directory (subdirectories created and removed
+ * directly in the real tree, rule 7), on each memory.events (IN_MODIFY: a
+ * memory event -> od_controller_sample), on each memory.max (a direct write by
+ * another program -> od_controller_real_max_changed, adopted as the new L) and
+ * on each cgroup.subtree_control (the memory controller enabled later makes
+ * memory.* files appear, which kernfs does not report); the controller's
+ * timerfd (-> od_controller_tick); and SIGINT/SIGTERM/SIGHUP. Nothing wakes up
+ * periodically: without a hold the timerfd is disarmed and the loop sleeps.
+ * The real tree is only ever reached relative to root_fd (openat/fdopendir).
+ */
+#ifndef OOMD_WATCHER_H
+#define OOMD_WATCHER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <glib.h>
+#include "oomd/controller.h"
+
+typedef struct od_watcher od_watcher;
+
+/* Walks the real tree below root_fd, parents before children, adding every
+ * cgroup to the controller (its persisted state is adopted there). With
+ * watch = true also sets up inotify and attaches the sources to the default
+ * main context; with watch = false it only scans (--release-all).
+ * NULL with *err set on failure (inotify unavailable, root unreadable). */
+od_watcher *od_watcher_new(od_controller *c, int root_fd, bool watch, GError **err);
+
+/* Installs SIGINT/SIGTERM handlers that call stop(ud) on the loop thread
+ * (SIGHUP is logged and ignored). */
+void od_watcher_on_stop(od_watcher *w, void (*stop)(void *ud), void *ud);
+
+size_t od_watcher_count(od_watcher *w); /* cgroups known */
+void od_watcher_free(od_watcher *w);
+
+#endif
