@@ -1742,3 +1742,48 @@ Test(rule11, kernel_oom_of_managed_cgroup_not_held_still_notifies)
 	HAS(OE_ACT_NOTIFY, C);
 	cr_assert_eq(view(A).oom_kill, 1);
 }
+
+/* ---------------------------------------------------------------- timer-driven (the shell's loop) */
+
+TestSuite(timer, .init = setup_kernel, .fini = teardown);
+
+Test(timer, kill_comes_exactly_at_deadline_when_driven_by_next_wakeup)
+{
+	int64_t t0 = hold_A(1000);
+	int64_t deadline = t0 + MS(1000);
+	for (int i = 0; i < 1000; i++) {
+		int64_t w = oe_next_wakeup(E);
+		cr_assert_neq(w, OE_NO_DEADLINE, "a hold is running: a wakeup is due");
+		cr_assert_gt(w, now_ns - 1, "wakeup in the past at step %d", i);
+		cr_assert_leq(w, deadline);
+		now_ns = w;
+		clr();
+		tick();
+		if (find(OE_ACT_KILL_KERNEL, A) >= 0)
+			break;
+		cr_assert(now_ns < deadline, "deadline reached without a kill; got %s", dump());
+	}
+	HASV(OE_ACT_KILL_KERNEL, A, LA);
+	cr_assert_eq(now_ns, deadline);
+	cr_assert_eq(oe_next_wakeup(E), OE_NO_DEADLINE);
+}
+
+Test(timer, disabled_spent_hold_does_not_spin)
+{
+	cr_assert_eq(wdis(A, 1), 0);
+	int64_t t0 = hold_A(100);
+	int steps = 0;
+	while (now_ns < t0 + MS(2000) && steps < 1000) {
+		int64_t w = oe_next_wakeup(E);
+		cr_assert_neq(w, OE_NO_DEADLINE);
+		if (steps > 0)
+			cr_assert_gt(w, now_ns, "next wakeup must move forward (step %d)", steps);
+		now_ns = w > now_ns ? w : now_ns + 1;
+		clr();
+		tick();
+		NONE_OF(OE_ACT_KILL_KERNEL);
+		steps++;
+	}
+	cr_assert_lt(steps, 100, "%d wakeups in 2 s: the shell would spin", steps);
+	cr_assert(view(A).in_hold);
+}
