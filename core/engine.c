@@ -310,6 +310,16 @@ static void kill_now(oe_engine *e, node *n, int64_t now, oe_actions *out)
 	end_hold(e, n, out);
 }
 
+/* Throttling is not holding it: stop it before it reaches the ceiling. */
+static void freeze_if_escaping(oe_engine *e, node *n, const oe_reading *r, oe_actions *out)
+{
+	if (n->frozen || r->current <= sat_add(n->limit, e->cfg.freeze_margin_bytes))
+		return;
+	n->frozen = true;
+	persist(e, n, out);
+	emit(out, OE_ACT_FREEZE, n->id, 0);
+}
+
 /* rules 3, 4, 5, 8: what a held cgroup's latest reading means. */
 static void decide_held(oe_engine *e, node *n, int64_t now, const oe_reading *r, oe_actions *out)
 {
@@ -321,12 +331,7 @@ static void decide_held(oe_engine *e, node *n, int64_t now, const oe_reading *r,
 		kill_now(e, n, now, out); /* rule 3; rule 4/8: never while D = 1 */
 		return;
 	}
-	if (!n->frozen && r->current > sat_add(n->limit, e->cfg.freeze_margin_bytes)) {
-		/* Throttling is not holding it: stop it before it reaches the ceiling. */
-		n->frozen = true;
-		persist(e, n, out);
-		emit(out, OE_ACT_FREEZE, n->id, 0);
-	}
+	freeze_if_escaping(e, n, r, out);
 }
 
 /* rule 6: a new delay written during a hold restarts its wait. */
@@ -570,16 +575,21 @@ void oe_sample(oe_engine *e, int64_t now, uint64_t id, const oe_reading *r, oe_a
 	if (!n || n->is_root || e->released)
 		return;
 	check_promise(n, r, now, out);
-	notify_native_oom(e, n, r, now, out);
+	bool onset = !n->in_hold && managed(n) && r->current > n->limit;
+	/* An onset notifies on its own: the kernel's count of the same OOM must not add a second. */
+	if (!onset)
+		notify_native_oom(e, n, r, now, out);
 	if (n->have_reading && r->local_oom_kill != n->last.local_oom_kill)
 		emit(out, OE_ACT_CHANGED, n->id, 0); /* rule 10: oom_kill moved */
 	n->last = *r;
 	n->have_reading = true;
 
-	if (n->in_hold)
-		decide_held(e, n, now, r, out);
-	else if (managed(n) && r->current > n->limit)
+	if (onset) {
 		start_hold(e, n, now, out);
+		freeze_if_escaping(e, n, r, out);
+	} else if (n->in_hold) {
+		decide_held(e, n, now, r, out);
+	}
 }
 
 static void tick_one(oe_engine *e, node *n, void *ud)
