@@ -164,6 +164,12 @@ static bool blocking(oe_action_kind k)
 	return k == OE_ACT_SET_MAX || k == OE_ACT_KILL_KERNEL || k == OE_ACT_KILL_GROUP;
 }
 
+/* Actions that change the real tree; the ones that must keep their order. */
+static bool writes_kernel(oe_action_kind k)
+{
+	return k != OE_ACT_SAMPLE && k != OE_ACT_NOTIFY && k != OE_ACT_CHANGED && k != OE_ACT_LOG;
+}
+
 static bool on_loop_thread(void)
 {
 	return g_main_context_is_owner(g_main_context_default());
@@ -314,13 +320,21 @@ static void run_batch(od_controller *c, const oe_action *v, od_cg **cgs, size_t 
 {
 	size_t i = 0;
 	if (on_loop_thread()) {
-		/* Behind queued work everything queues, so the order of batches holds. */
+		/* While the actuator has work, a batch that writes to the kernel queues
+		 * behind it so the order of writes holds. Reads, notifications and logs
+		 * still run at once: the 10 ms samples of other holds stay fresh while a
+		 * kill blocks in the actuator (their own writes then queue). */
 		g_mutex_lock(&c->qlock);
 		bool busy = c->pending > 0;
 		g_mutex_unlock(&c->qlock);
 		if (busy) {
-			enqueue(c, v, cgs, n);
-			return;
+			bool writes = false;
+			for (size_t k = 0; k < n && !writes; k++)
+				writes = writes_kernel(v[k].kind);
+			if (writes) {
+				enqueue(c, v, cgs, n);
+				return;
+			}
 		}
 		for (; i < n && !blocking(v[i].kind); i++)
 			run_one(c, &v[i], cgs[i]);
@@ -482,8 +496,10 @@ int od_controller_add(od_controller *c, uint64_t parent_id, int dirfd, uint64_t 
 	if (parent_id == 0) {
 		g_mutex_lock(&c->lock);
 		oe_root(c->eng, id);
-		if (!g_hash_table_contains(c->cgs, &id))
-			g_hash_table_insert(c->cgs, &g->id, g_steal_pointer(&g));
+		if (!g_hash_table_contains(c->cgs, &id)) {
+			g_hash_table_insert(c->cgs, &g->id, g);
+			g = NULL;
+		}
 		g_mutex_unlock(&c->lock);
 		cg_unref(g);
 		return 0;

@@ -7,7 +7,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <malloc.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -252,11 +254,33 @@ int od_open_cgroup_root(const char *path, int *root_fd, char **root_path, GError
 	return OD_EXIT_OK;
 }
 
+/* CAP_IPC_LOCK lifts RLIMIT_MEMLOCK (bit 14 of CapEff in /proc/self/status). */
+static bool has_ipc_lock(void)
+{
+	g_autofree char *text = NULL;
+	if (!g_file_get_contents("/proc/self/status", &text, NULL, NULL))
+		return false;
+	const char *p = strstr(text, "\nCapEff:");
+	return p && (g_ascii_strtoull(p + 9, NULL, 16) & (1ull << 14));
+}
+
 void od_harden(void)
 {
+	/* Few malloc arenas: each reserves 64 MiB of address space, all of it
+	 * counted as locked under MCL_FUTURE. */
+	mallopt(M_ARENA_MAX, 2);
 	/* MCL_ONFAULT: lock pages as they are touched, so that each thread's 8 MiB
-	 * stack reservation is not made resident up front. */
-	if (mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) < 0)
+	 * stack reservation is not made resident up front. MCL_FUTURE under a finite
+	 * RLIMIT_MEMLOCK without CAP_IPC_LOCK would make later mmaps (thread stacks,
+	 * malloc) fail with EAGAIN: lock what exists only, and say so. */
+	struct rlimit rl;
+	int flags = MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT;
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && !has_ipc_lock()) {
+		g_warning("RLIMIT_MEMLOCK is %llu bytes and CAP_IPC_LOCK is missing: locking the "
+			  "current pages only (set LimitMEMLOCK=infinity)", (unsigned long long)rl.rlim_cur);
+		flags = MCL_CURRENT | MCL_ONFAULT;
+	}
+	if (mlockall(flags) < 0)
 		g_warning("mlockall: %s: the daemon may be paged out under memory pressure "
 			  "(raise LimitMEMLOCK)", g_strerror(errno));
 	int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
