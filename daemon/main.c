@@ -37,7 +37,8 @@ static void on_stop(void *ud)
 {
 	daemon_ctx *d = ud;
 	release_once(d);
-	od_shadowfs_exit(d->fs);
+	if (d->fs)
+		od_shadowfs_exit(d->fs);
 	g_main_loop_quit(d->loop);
 }
 
@@ -132,6 +133,9 @@ int main(int argc, char **argv)
 
 	daemon_ctx d = { .ctl = ctl };
 	d.loop = g_main_loop_new(NULL, FALSE);
+	/* Signal sources before the mount: a SIGTERM that arrives from now on is
+	 * handled (once the loop runs) instead of killing us with the mount left stale. */
+	od_watcher_on_stop(w, on_stop, &d);
 	d.fs = od_shadowfs_new(root_fd, o.mountpoint, ctl, &fo, &err);
 	if (!d.fs) {
 		/* Nothing may stay raised or frozen because we failed to mount. */
@@ -147,7 +151,6 @@ int main(int argc, char **argv)
 		  o.cfg.kill_mode == OE_KILL_GROUP ? "group" : "kernel", o.cfg.ceiling_bytes,
 		  o.cfg.freeze_margin_bytes);
 
-	od_watcher_on_stop(w, on_stop, &d);
 	GThread *ft = g_thread_new("oomd-fuse", fuse_main, &d);
 	g_main_loop_run(d.loop);
 
