@@ -44,9 +44,22 @@ typedef struct {
 typedef struct od_batch {
 	struct od_batch *next;
 	size_t n;
+	bool pooled;
 	od_cg **cgs;
-	oe_action v[];
+	oe_action *v;
 } od_batch;
+
+/* Batches handed to the actuator come from a pool allocated up front, so that
+ * the event -> decision -> kill path does not call malloc while memory is short.
+ * A batch larger than POOL_ACTS (subtree writes, many cgroups at once) or an
+ * empty pool falls back to the heap. */
+#define POOL_BATCHES 32
+#define POOL_ACTS 16
+typedef struct {
+	od_batch b;
+	oe_action v[POOL_ACTS];
+	od_cg *cgs[POOL_ACTS];
+} od_pooled_batch;
 
 struct od_controller {
 	GMutex lock; /* engine, cgs, acts, timer */
@@ -68,6 +81,8 @@ struct od_controller {
 	od_batch *qhead, *qtail;
 	int pending; /* batches queued or running; guarded by qlock */
 	bool stopping;
+	od_pooled_batch *pool; /* POOL_BATCHES of them */
+	od_batch *free_batches; /* guarded by qlock */
 };
 
 static GPrivate nesting; /* per-thread depth of nested batches (SAMPLE) */
@@ -177,10 +192,21 @@ static bool on_loop_thread(void)
 
 static void enqueue(od_controller *c, const oe_action *v, od_cg **cgs, size_t n)
 {
-	od_batch *b = g_malloc(sizeof *b + n * sizeof(oe_action) + n * sizeof(od_cg *));
+	od_batch *b = NULL;
+	g_mutex_lock(&c->qlock);
+	if (n <= POOL_ACTS && c->free_batches) {
+		b = c->free_batches;
+		c->free_batches = b->next;
+	}
+	g_mutex_unlock(&c->qlock);
+	if (!b) {
+		b = g_malloc(sizeof *b + n * sizeof(oe_action) + n * sizeof(od_cg *));
+		b->pooled = false;
+		b->v = (oe_action *)(void *)(b + 1);
+		b->cgs = (od_cg **)(void *)(b->v + n);
+	}
 	b->next = NULL;
 	b->n = n;
-	b->cgs = (od_cg **)(void *)(b->v + n);
 	memcpy(b->v, v, n * sizeof(oe_action));
 	for (size_t i = 0; i < n; i++)
 		b->cgs[i] = cg_ref(cgs[i]);
@@ -246,9 +272,11 @@ static void do_kill_group(od_controller *c, od_cg *g)
 	char p[256];
 	uint64_t procs = 0;
 	od_kio_count_procs(g->fd, &procs);
-	g_message("%s: killing the whole cgroup (cgroup.kill, %" PRIu64 " processes of its own)",
-		  cg_path(g, p, sizeof p), procs);
-	if (od_kio_write_str(g->fd, "cgroup.kill", "1") < 0)
+	int r = od_kio_write_str(g->fd, "cgroup.kill", "1");
+	g_message("%s: delay over, the whole cgroup killed (cgroup.kill, %" PRIu64
+		  " processes of its own): %s", cg_path(g, p, sizeof p), procs,
+		  r < 0 ? g_strerror(-r) : "done");
+	if (r < 0)
 		return;
 	g_mutex_lock(&c->lock);
 	oe_group_killed(c->eng, g->id, procs, &c->acts);
@@ -287,17 +315,21 @@ static void run_one(od_controller *c, const oe_action *a, od_cg *g)
 	case OE_ACT_SET_MAX:
 		od_kio_write_u64(g->fd, "memory.max", a->value);
 		break;
-	case OE_ACT_KILL_KERNEL:
-		g_message("%s: delay over, memory.max back to %" PRIu64 ": the kernel's OOM killer acts",
-			  cg_path(g, p, sizeof p), a->value);
-		od_kio_write_u64(g->fd, "memory.max", a->value);
+	case OE_ACT_KILL_KERNEL: {
+		/* Logged after the write: the kill must not wait for the logger. */
+		int64_t t0 = od_now();
+		int r = od_kio_write_u64(g->fd, "memory.max", a->value);
+		g_message("%s: delay over, memory.max back to %" PRIu64 " (the kernel's OOM killer "
+			  "acts): %s in %.1f ms", cg_path(g, p, sizeof p), a->value,
+			  r < 0 ? g_strerror(-r) : "done", (od_now() - t0) / 1e6);
 		break;
+	}
 	case OE_ACT_KILL_GROUP:
 		do_kill_group(c, g);
 		break;
 	case OE_ACT_FREEZE:
-		g_message("%s: usage past the freeze margin during a hold: frozen", cg_path(g, p, sizeof p));
 		od_kio_write_str(g->fd, "cgroup.freeze", "1");
+		g_message("%s: usage past the freeze margin during a hold: frozen", cg_path(g, p, sizeof p));
 		break;
 	case OE_ACT_THAW:
 		od_kio_write_str(g->fd, "cgroup.freeze", "0");
@@ -362,16 +394,21 @@ static gpointer actuator_main(gpointer data)
 
 		run_batch(c, b->v, b->cgs, b->n);
 
+		for (size_t i = 0; i < b->n; i++)
+			cg_unref(b->cgs[i]);
 		g_mutex_lock(&c->qlock);
 		c->qhead = b->next; /* popped only now: `pending` covers the running batch */
 		if (!c->qhead)
 			c->qtail = NULL;
 		c->pending--;
+		if (b->pooled) {
+			b->next = c->free_batches;
+			c->free_batches = b;
+		}
 		g_cond_broadcast(&c->qcond);
 		g_mutex_unlock(&c->qlock);
-		for (size_t i = 0; i < b->n; i++)
-			cg_unref(b->cgs[i]);
-		g_free(b);
+		if (!b->pooled)
+			g_free(b);
 	}
 }
 
@@ -403,6 +440,15 @@ od_controller *od_controller_new(int root_fd, const oe_config *cfg)
 	c->eng = oe_new(cfg);
 	c->cgs = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, (GDestroyNotify)cg_unref);
 	ensure_room_locked(c, 0);
+	c->pool = g_new0(od_pooled_batch, POOL_BATCHES);
+	for (int i = 0; i < POOL_BATCHES; i++) {
+		od_batch *b = &c->pool[i].b;
+		b->pooled = true;
+		b->v = c->pool[i].v;
+		b->cgs = c->pool[i].cgs;
+		b->next = c->free_batches;
+		c->free_batches = b;
+	}
 	c->actuator = g_thread_new("oomd-actuator", actuator_main, c);
 	return c;
 }
@@ -419,6 +465,7 @@ void od_controller_free(od_controller *c)
 	g_hash_table_destroy(c->cgs);
 	oe_free(c->eng);
 	g_free(c->buf);
+	g_free(c->pool);
 	close(c->tfd);
 	g_mutex_clear(&c->lock);
 	g_mutex_clear(&c->qlock);
