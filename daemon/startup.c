@@ -217,6 +217,16 @@ int od_open_cgroup_root(const char *path, int *root_fd, char **root_path, GError
 		path = found;
 	}
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOTCONN) {
+		/* A dead daemon's shadow mounted over the real tree (e.g. --release-all
+		 * after a crash of `oomdelayfs /sys/fs/cgroup`): detach it, the real
+		 * mount is underneath. */
+		g_warning("%s: stale FUSE mount over the cgroup root: detaching it", path);
+		if (umount2(path, MNT_DETACH) == 0)
+			fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		else
+			errno = ENOTCONN;
+	}
 	if (fd < 0) {
 		int e = errno;
 		g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(e), "cgroup root %s: %s", path,

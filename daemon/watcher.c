@@ -25,7 +25,7 @@ typedef enum { W_DIR, W_EVENTS, W_MAX, W_SUBTREE, W_KINDS } wkind;
 static const char *const wfile[W_KINDS] = { NULL, "memory.events", "memory.max",
 					    "cgroup.subtree_control" };
 static const uint32_t wmask[W_KINDS] = {
-	IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_ONLYDIR | IN_EXCL_UNLINK,
+	IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVED_FROM | IN_MOVED_TO | IN_ONLYDIR,
 	IN_MODIFY, IN_MODIFY, IN_MODIFY,
 };
 
@@ -53,6 +53,10 @@ struct od_watcher {
 	guint src_inotify, src_timer, src_int, src_term, src_hup;
 	void (*stop)(void *ud);
 	void *stop_ud;
+	/* A rename (cgroupfs allows it within one parent) in flight: IN_MOVED_FROM
+	 * seen, IN_MOVED_TO with the same cookie expected next. */
+	wnode *moving;
+	uint32_t moving_cookie;
 };
 
 static void free_node(wnode *n)
@@ -124,6 +128,8 @@ static void remove_subtree(od_watcher *w, wnode *n)
 		g_hash_table_remove(n->parent->children, n->name);
 	if (n == w->root)
 		w->root = NULL;
+	if (n == w->moving)
+		w->moving = NULL;
 	g_hash_table_remove(w->by_id, &n->id); /* frees n */
 }
 
@@ -262,6 +268,26 @@ static void handle_event(od_watcher *w, const struct inotify_event *ev)
 	case W_DIR:
 		if ((ev->mask & IN_CREATE) && (ev->mask & IN_ISDIR) && ev->len) {
 			add_child(w, n, ev->name);
+		} else if ((ev->mask & IN_MOVED_FROM) && (ev->mask & IN_ISDIR) && ev->len) {
+			w->moving = g_hash_table_lookup(n->children, ev->name);
+			w->moving_cookie = ev->cookie;
+		} else if ((ev->mask & IN_MOVED_TO) && (ev->mask & IN_ISDIR) && ev->len) {
+			wnode *m = w->moving;
+			w->moving = NULL;
+			if (m && w->moving_cookie == ev->cookie && m->parent == n) {
+				/* Same cgroup (same id), new name: re-key it. */
+				g_hash_table_remove(n->children, m->name);
+				g_free(m->name);
+				m->name = g_strdup(ev->name);
+				wnode *old = g_hash_table_lookup(n->children, m->name);
+				if (old)
+					remove_subtree(w, old);
+				g_hash_table_insert(n->children, m->name, m);
+			} else {
+				if (m) /* moved elsewhere: cgroupfs forbids it, but be safe */
+					remove_subtree(w, m);
+				add_child(w, n, ev->name);
+			}
 		} else if ((ev->mask & IN_DELETE) && (ev->mask & IN_ISDIR) && ev->len) {
 			wnode *c = g_hash_table_lookup(n->children, ev->name);
 			if (c)
