@@ -1,0 +1,126 @@
+# lib.sh - helpers for VM scenarios (busybox sh). Sourced by every scenario:
+#   . /oomd/lib.sh
+# The runner (/init) sets OOMD_SCENARIO, OOMD_KERNEL, OOMD_RESULT (the result file) and OOMD_CG
+# (a cgroup directory reserved for this scenario; created on demand by mkcg).
+# A scenario ends with exactly one of: pass "figures", fail "reason", skip "reason".
+
+: "${OOMD_SCENARIO:=manual}" "${OOMD_KERNEL:=?}" "${OOMD_RESULT:=/tmp/oomd-result.manual}"
+: "${OOMD_CG:=/sys/fs/cgroup/test-$OOMD_SCENARIO}"
+CGROOT=/sys/fs/cgroup
+MiB=1048576
+
+_result() { # the first result of a scenario wins (fail may run in a subshell)
+	[ -s "$OOMD_RESULT" ] || echo "$*" >"$OOMD_RESULT"
+	echo "$*"
+	exit 0
+}
+pass() { _result "PASS $*"; }
+fail() { _result "FAIL $*"; }
+skip() { _result "SKIP $*"; }
+log() { echo "$(now_ms) $*"; }
+
+# milliseconds on CLOCK_MONOTONIC
+now_ms() { odt now; }
+
+# mkcg NAME: create $OOMD_CG/NAME (with memory enabled in $OOMD_CG) and print its path
+mkcg() {
+	if [ ! -d "$OOMD_CG" ]; then
+		mkdir "$OOMD_CG" || fail "mkdir $OOMD_CG"
+	fi
+	grep -qw memory "$OOMD_CG/cgroup.subtree_control" ||
+		echo +memory >"$OOMD_CG/cgroup.subtree_control" || fail "cannot enable +memory in $OOMD_CG"
+	mkdir -p "$OOMD_CG/$1" || fail "mkdir $OOMD_CG/$1"
+	echo "$OOMD_CG/$1"
+}
+
+# setknob CG FILE VALUE: write a cgroup knob or fail
+setknob() {
+	echo "$3" >"$1/$2" || fail "cannot write '$3' to $1/$2"
+}
+
+# evkey CG KEY: value of KEY in CG/memory.events
+evkey() { odt key "$1/memory.events" "$2"; }
+# cgkey FILE KEY: value of KEY in any flat-keyed file
+cgkey() { odt key "$1" "$2"; }
+# current CG: memory.current in bytes
+current() { cat "$1/memory.current"; }
+# mib BYTES: bytes to MiB with one decimal
+mib() { awk -v b="$1" 'BEGIN{printf "%.1f", b / 1048576}'; }
+
+# start_hog CG MB [odt hog options]: start a hog in CG; sets HOG_PID and HOG_REPORT
+start_hog() {
+	_cg=$1 _mb=$2
+	shift 2
+	HOG_REPORT=/tmp/hog.$$.$(basename "$_cg").report
+	rm -f "$HOG_REPORT"
+	odt hog "$_mb" --cgroup "$_cg" --report "$HOG_REPORT" "$@" &
+	HOG_PID=$!
+}
+# hog_kb: KiB the hog has touched so far (from its report)
+hog_kb() { odt progress "$HOG_REPORT"; }
+# alive PID: true while PID exists and is not a zombie
+alive() {
+	[ -d "/proc/$1" ] || return 1
+	! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null
+}
+
+# wait_for TIMEOUT_MS CMD...: run CMD every 10 ms until it succeeds; false on timeout.
+# Sets WAITED_MS to the time it took.
+wait_for() {
+	_to=$1
+	shift
+	_t0=$(now_ms)
+	while :; do
+		if "$@"; then
+			WAITED_MS=$(($(now_ms) - _t0))
+			return 0
+		fi
+		WAITED_MS=$(($(now_ms) - _t0))
+		[ "$WAITED_MS" -lt "$_to" ] || return 1
+		usleep 10000
+	done
+}
+# helpers for wait_for
+above() { [ "$(current "$1")" -gt "$2" ]; }   # above CG BYTES
+dead() { ! alive "$1"; }                       # dead PID
+evgt() { [ "$(evkey "$1" "$2")" -gt "$3" ]; }  # evgt CG KEY VALUE
+frozen() { grep -q '^frozen 1' "$1/cgroup.events"; }
+unpopulated() { grep -q '^populated 0' "$1/cgroup.events"; }
+
+# the daemon (needed by the r-* scenarios)
+# start_daemon MOUNTPOINT [ARGS...]: run /bin/oomdelayfs ARGS MOUNTPOINT in the background,
+# logging to /tmp/oomdelayfs.log, and wait (10 s) until MOUNTPOINT is in /proc/mounts.
+# Extra arguments for every start can be given in OOMD_DAEMON_ARGS. Sets DAEMON_PID, SHADOW.
+start_daemon() {
+	SHADOW=$1
+	shift
+	[ -x /bin/oomdelayfs ] || skip "oomdelayfs is not built"
+	mkdir -p "$SHADOW"
+	# shellcheck disable=SC2086
+	/bin/oomdelayfs $OOMD_DAEMON_ARGS "$@" "$SHADOW" >>/tmp/oomdelayfs.log 2>&1 &
+	DAEMON_PID=$!
+	if ! wait_for 10000 _mounted "$SHADOW"; then
+		echo "--- oomdelayfs log:"
+		cat /tmp/oomdelayfs.log
+		alive "$DAEMON_PID" || fail "oomdelayfs exited before mounting $SHADOW"
+		fail "oomdelayfs did not mount $SHADOW within 10 s"
+	fi
+	log "oomdelayfs (pid $DAEMON_PID) mounted $SHADOW in ${WAITED_MS} ms"
+}
+_mounted() { awk -v m="$1" '$2 == m {f = 1} END {exit !f}' /proc/mounts; }
+# stop_daemon: SIGTERM, wait (5 s) for exit and unmount; SIGKILL and lazy unmount otherwise
+stop_daemon() {
+	[ -n "${DAEMON_PID:-}" ] || return 0
+	kill -TERM "$DAEMON_PID" 2>/dev/null
+	if ! wait_for 5000 dead "$DAEMON_PID"; then
+		echo "oomdelayfs did not exit on SIGTERM; killing it"
+		kill -KILL "$DAEMON_PID" 2>/dev/null
+	fi
+	wait "$DAEMON_PID" 2>/dev/null
+	if _mounted "$SHADOW"; then
+		fusermount3 -u "$SHADOW" 2>/dev/null || umount -l "$SHADOW" 2>/dev/null
+	fi
+	DAEMON_PID=''
+}
+
+# the scenario's own leftovers are killed by the runner (cgroup.kill on its cgroups)

@@ -1,0 +1,145 @@
+#!/bin/sh
+# run-vm.sh [--kernel 6.1|6.12|all] [--scenario NAME]... [--build-dir DIR] [--list]
+#
+# Runs the scenarios (tests/vm/scenarios/*.sh) inside QEMU on Debian's 6.1 and 6.12 cloud
+# kernels. Prints "PASS|FAIL|SKIP <kernel> <scenario>  <figures or reason>" per scenario and
+# kernel, and a closing "N passed, N failed, N skipped". Exits non-zero on any failure, a kernel
+# panic, a missing result or a VM time-out.
+#
+# Environment: OOMD_KERNEL_CACHE (kernel cache, default /var/cache/oomdelayfs/kernels),
+# OOMD_VM_KVM=1 (use KVM instead of TCG), OOMD_VM_TIMEOUT (seconds per VM, default 900),
+# OOMD_VM_PARALLEL=0 (boot the kernels one after the other), OOMD_VM_MEM (MiB, default 1024),
+# OOMD_VM_SMP (default 2), OOMD_VM_SCENARIO_TIMEOUT (default per-scenario timeout, 60).
+set -eu
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+SRCROOT=$(cd "$HERE/../.." && pwd)
+KERNELS=all
+SCENARIOS=''
+BUILD=''
+LIST=0
+CACHE=${OOMD_KERNEL_CACHE:-/var/cache/oomdelayfs/kernels}
+VMTIMEOUT=${OOMD_VM_TIMEOUT:-900}
+
+die() { echo "run-vm: ERROR: $*" >&2; exit 2; }
+usage() { sed -n '2,13s/^# \{0,1\}//p' "$0"; exit 2; }
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernel) KERNELS=${2:-}; shift 2 ;;
+	--scenario) SCENARIOS="$SCENARIOS ${2:-}"; shift 2 ;;
+	--build-dir) BUILD=${2:-}; shift 2 ;;
+	--list) LIST=1; shift ;;
+	-h|--help) usage ;;
+	*) echo "run-vm: unknown argument: $1" >&2; usage ;;
+	esac
+done
+
+ALL=$(cd "$HERE/scenarios" && ls ./*.sh | sed 's|^\./||; s|\.sh$||' | sort)
+if [ "$LIST" = 1 ]; then
+	echo "$ALL"
+	exit 0
+fi
+case $KERNELS in
+all) KERNELS="6.1 6.12" ;;
+6.1|6.12) ;;
+*) die "--kernel must be 6.1, 6.12 or all" ;;
+esac
+if [ -z "$SCENARIOS" ]; then
+	SCENARIOS=$ALL
+else
+	for s in $SCENARIOS; do
+		echo "$ALL" | grep -qx "$s" || die "no scenario '$s' (see --list)"
+	done
+fi
+[ -n "$BUILD" ] || BUILD=$SRCROOT/build
+[ -d "$BUILD" ] || die "build dir $BUILD does not exist (meson setup build && meson compile -C build)"
+BUILD=$(cd "$BUILD" && pwd)
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not found (apt-get install qemu-system-x86)"
+
+OUTDIR=$BUILD/vm
+mkdir -p "$OUTDIR"
+
+"$HERE/fetch-kernels.sh" "$CACHE" || { echo "run-vm: cannot get the kernels"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
+
+ACCEL="-accel tcg"
+[ "${OOMD_VM_KVM:-0}" = 1 ] && ACCEL="-accel kvm -cpu host"
+ONLY=$(echo $SCENARIOS | tr ' ' ',')
+
+boot() { # label: build the initramfs, boot, write $OUTDIR/serial-<label>.log and .rc
+	label=$1
+	img=$OUTDIR/initramfs-$label.cpio.gz
+	log=$OUTDIR/serial-$label.log
+	rm -f "$log" "$OUTDIR/vm-$label.rc"
+	if ! "$HERE/build-initramfs.sh" --kernel "$label" --build-dir "$BUILD" --cache "$CACHE" --out "$img" >"$log" 2>&1; then
+		echo "initramfs build failed" >>"$log"
+		echo 3 >"$OUTDIR/vm-$label.rc"
+		return
+	fi
+	rc=0
+	# shellcheck disable=SC2086
+	timeout -k 10 "$VMTIMEOUT" qemu-system-x86_64 $ACCEL -m "${OOMD_VM_MEM:-1024}" -smp "${OOMD_VM_SMP:-2}" \
+		-nographic -no-reboot -nodefaults -serial stdio \
+		-kernel "$CACHE/$label/vmlinuz" -initrd "$img" \
+		-append "console=ttyS0 panic=-1 loglevel=4 oomd.kernel=$label oomd.only=$ONLY oomd.timeout=${OOMD_VM_SCENARIO_TIMEOUT:-60}" \
+		</dev/null >>"$log" 2>&1 || rc=$?
+	echo "$rc" >"$OUTDIR/vm-$label.rc"
+}
+
+T0=$(date +%s)
+echo "run-vm: kernels: $KERNELS; scenarios: $(echo $SCENARIOS); logs in $OUTDIR/serial-<kernel>.log"
+pids=''
+for k in $KERNELS; do
+	if [ "${OOMD_VM_PARALLEL:-1}" = 1 ]; then
+		boot "$k" &
+		pids="$pids $!"
+	else
+		boot "$k"
+	fi
+done
+for p in $pids; do wait "$p" || true; done
+
+passed=0 failed=0 skipped=0
+report() { # status kernel name text
+	printf '%-4s %-4s %-22s %s\n' "$1" "$2" "$3" "$4"
+	case $1 in
+	PASS) passed=$((passed + 1)) ;;
+	SKIP) skipped=$((skipped + 1)) ;;
+	*) failed=$((failed + 1)) ;;
+	esac
+}
+for k in $KERNELS; do
+	log=$OUTDIR/serial-$k.log
+	rc=$(cat "$OUTDIR/vm-$k.rc" 2>/dev/null || echo '?')
+	tr -d '\r' <"$log" | grep -ao 'RESULT .*' >"$OUTDIR/results-$k.txt" || true
+	for s in $SCENARIOS; do
+		line=$(awk -v k="$k" -v s="$s" '$1 == "RESULT" && $2 == k && $3 == s' "$OUTDIR/results-$k.txt" | head -n 1)
+		if [ -n "$line" ]; then
+			st=$(echo "$line" | awk '{print $4}')
+			txt=$(echo "$line" | cut -d' ' -f5-)
+			case $st in PASS|FAIL|SKIP) ;; *) txt="bad result line: $line"; st=FAIL ;; esac
+			report "$st" "$k" "$s" "$txt"
+		else
+			report FAIL "$k" "$s" "no result (see $log)"
+		fi
+	done
+	if grep -aq 'Kernel panic' "$log"; then
+		report FAIL "$k" "(vm)" "kernel panic: $(grep -a -m1 'Kernel panic' "$log" | tr -d '\r')"
+	fi
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		report FAIL "$k" "(vm)" "VM timed out after ${VMTIMEOUT}s"
+	elif [ "$rc" = 3 ]; then
+		report FAIL "$k" "(vm)" "initramfs build failed: $(tail -n 3 "$log" | tr '\n' ' ')"
+	elif ! grep -aq "OOMD-VM-DONE $k" "$log"; then
+		report FAIL "$k" "(vm)" "VM ended (rc $rc) before the runner finished"
+	fi
+done
+for k in $KERNELS; do
+	if grep -aq -e '^FAIL' -e 'RESULT .* FAIL' "$OUTDIR/results-$k.txt" 2>/dev/null || ! grep -aq "OOMD-VM-DONE $k" "$OUTDIR/serial-$k.log"; then
+		echo "---- last 60 lines of $OUTDIR/serial-$k.log"
+		tail -n 60 "$OUTDIR/serial-$k.log" | tr -d '\r'
+	fi
+done
+echo "run-vm: took $(($(date +%s) - T0)) s"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
