@@ -234,13 +234,18 @@ void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct f
 		f->len = len < sizeof f->buf ? len : sizeof f->buf;
 		f->have = true;
 	}
-	if (off < 0 || (uint64_t)off >= f->len) {
-		fuse_reply_buf(req, NULL, 0);
-	} else {
-		size_t n = f->len - (size_t)off;
-		fuse_reply_buf(req, f->buf + off, n < size ? n : size);
+	/* Copy out, then reply unlocked: once the reply is out the caller may
+	 * close, and a release on another worker frees f. */
+	char out[sizeof f->buf];
+	size_t n = 0;
+	if (off >= 0 && (uint64_t)off < f->len) {
+		n = f->len - (size_t)off;
+		if (n > size)
+			n = size;
+		memcpy(out, f->buf + off, n);
 	}
 	g_mutex_unlock(&f->lock);
+	fuse_reply_buf(req, out, n);
 }
 
 static void write_real(fuse_req_t req, fs_file *f, const char *buf, size_t size, off_t off)

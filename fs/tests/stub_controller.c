@@ -87,6 +87,9 @@ static uint64_t read_mem(int dirfd, const char *name)
 
 int od_controller_add(od_controller *c, uint64_t parent_id, int dirfd, uint64_t *id_out)
 {
+	g_mutex_lock(&c->lock);
+	c->adds++;
+	g_mutex_unlock(&c->lock);
 	struct stat st;
 	if (fstat(dirfd, &st) < 0)
 		return errno;
@@ -98,7 +101,6 @@ int od_controller_add(od_controller *c, uint64_t parent_id, int dirfd, uint64_t 
 	close(probe);
 	uint64_t id = st.st_ino;
 	g_mutex_lock(&c->lock);
-	c->adds++;
 	if (!g_hash_table_contains(c->cgs, &id)) {
 		stub_cg *p = g_hash_table_lookup(c->cgs, &parent_id);
 		stub_cg *n = g_new0(stub_cg, 1);

@@ -1,0 +1,367 @@
+/* test_shadowfs.c — the FUSE layer mounted over a fixture directory that looks
+ * like a cgroup tree, with the stub controller. Runs as root in a private mount
+ * namespace (skipped otherwise). Assertions only on the test's own thread. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glib.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "oomd/shadowfs.h"
+#include "stub_controller.h"
+
+static char fixture[64], mnt[64];
+static int root_fd = -1;
+static od_controller *ctl;
+static od_shadowfs *fs;
+static GThread *server;
+static bool skipped;
+
+static void put(const char *rel, const char *content)
+{
+	g_autofree char *p = g_build_filename(fixture, rel, NULL);
+	cr_assert(g_file_set_contents(p, content, -1, NULL), "fixture %s", p);
+}
+
+static gpointer serve(gpointer d)
+{
+	(void)d;
+	return GINT_TO_POINTER(od_shadowfs_run(fs));
+}
+
+static void setup(void)
+{
+	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
+		skipped = true;
+		return;
+	}
+	cr_assert_eq(unshare(CLONE_NEWNS), 0, "unshare: %s", strerror(errno));
+	cr_assert_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	strcpy(fixture, "/tmp/oomd-fx-XXXXXX");
+	strcpy(mnt, "/tmp/oomd-mnt-XXXXXX");
+	cr_assert_not_null(mkdtemp(fixture));
+	cr_assert_not_null(mkdtemp(mnt));
+	put("memory.stat", "anon 0\n");
+	put("cgroup.controllers", "memory\n");
+	for (int i = 0; i < 2; i++) {
+		const char *d = i ? "a/b" : "a";
+		g_autofree char *dir = g_build_filename(fixture, d, NULL);
+		cr_assert_eq(g_mkdir_with_parents(dir, 0755), 0);
+		g_autofree char *f1 = g_strconcat(d, "/memory.max", NULL);
+		g_autofree char *f2 = g_strconcat(d, "/memory.high", NULL);
+		g_autofree char *f3 = g_strconcat(d, "/memory.events", NULL);
+		put(f1, "max\n");
+		put(f2, "max\n");
+		put(f3, "oom 0\noom_kill 0\n");
+	}
+	g_autofree char *nomem = g_build_filename(fixture, "nomem", NULL);
+	cr_assert_eq(mkdir(nomem, 0755), 0);
+	put("nomem/cgroup.procs", "");
+
+	root_fd = open(fixture, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(root_fd, 0);
+	ctl = od_controller_new(root_fd, NULL);
+	od_shadowfs_opts o;
+	od_shadowfs_opts_defaults(&o);
+	o.max_threads = 4;
+	GError *err = NULL;
+	fs = od_shadowfs_new(root_fd, mnt, ctl, &o, &err);
+	cr_assert_not_null(fs, "od_shadowfs_new: %s", err ? err->message : "?");
+	server = g_thread_new("serve", serve, NULL);
+}
+
+static void teardown(void)
+{
+	if (skipped)
+		return;
+	od_shadowfs_exit(fs);
+	int r = GPOINTER_TO_INT(g_thread_join(server));
+	od_shadowfs_free(fs);
+	od_controller_free(ctl);
+	close(root_fd);
+	g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", fixture);
+	cr_expect_eq(system(cmd), 0);
+	rmdir(mnt);
+	cr_expect_eq(r, 0, "the loop ended with %d", r);
+}
+
+#define SKIP_UNLESS_READY()                                            \
+	do {                                                           \
+		if (skipped)                                           \
+			cr_skip_test("needs root and /dev/fuse");      \
+	} while (0)
+
+TestSuite(shadowfs, .init = setup, .fini = teardown, .timeout = 20);
+
+static char *in_mnt(const char *rel)
+{
+	return g_build_filename(mnt, rel, NULL);
+}
+
+/* Reads the whole file; returns NULL and sets errno on failure. */
+static char *slurp(const char *rel)
+{
+	g_autofree char *p = in_mnt(rel);
+	int fd = open(p, O_RDONLY);
+	if (fd < 0)
+		return NULL;
+	char buf[512];
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	int e = errno;
+	close(fd);
+	if (n < 0) {
+		errno = e;
+		return NULL;
+	}
+	buf[n] = 0;
+	return g_strdup(buf);
+}
+
+/* One write(2); returns 0 or errno. */
+static int poke(const char *rel, const char *s)
+{
+	g_autofree char *p = in_mnt(rel);
+	int fd = open(p, O_WRONLY | O_TRUNC);
+	if (fd < 0)
+		return errno;
+	ssize_t n = write(fd, s, strlen(s));
+	int e = n < 0 ? errno : 0;
+	close(fd);
+	return e;
+}
+
+static bool listed(const char *rel, const char *name, unsigned char *type)
+{
+	g_autofree char *p = in_mnt(rel);
+	DIR *d = opendir(p);
+	cr_assert_not_null(d, "opendir %s: %s", p, strerror(errno));
+	bool found = false;
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, name) == 0) {
+			found = true;
+			if (type)
+				*type = de->d_type;
+		}
+	closedir(d);
+	return found;
+}
+
+Test(shadowfs, listing_has_synthetic_files_and_d_type)
+{
+	SKIP_UNLESS_READY();
+	unsigned char t = 0;
+	cr_assert(listed("a", "memory.oom_delay_millisecs", &t));
+	cr_assert_eq(t, DT_REG);
+	cr_assert(listed("a", "memory.oom_control", NULL));
+	cr_assert(listed("a", "cgroup.event_control", NULL));
+	cr_assert(listed("a", "b", &t));
+	cr_assert_eq(t, DT_DIR);
+	cr_assert(listed("a", "memory.max", &t));
+	cr_assert_eq(t, DT_REG);
+	cr_assert(listed("", "memory.oom_control", NULL), "the root cgroup has it");
+	cr_assert(!listed("nomem", "memory.oom_control", NULL), "not a memory cgroup");
+
+	struct stat s;
+	g_autofree char *p = in_mnt("a/cgroup.event_control");
+	cr_assert_eq(stat(p, &s), 0);
+	cr_assert_eq(s.st_mode, S_IFREG | 0222);
+	g_autofree char *q = in_mnt("a/memory.oom_control");
+	struct stat s2;
+	cr_assert_eq(stat(q, &s2), 0);
+	cr_assert_neq(s.st_ino, s2.st_ino);
+}
+
+Test(shadowfs, real_ids_and_owners_pass_through)
+{
+	SKIP_UNLESS_READY();
+	struct stat a, b;
+	g_autofree char *p = in_mnt("a");
+	g_autofree char *r = g_build_filename(fixture, "a", NULL);
+	cr_assert_eq(stat(p, &a), 0);
+	cr_assert_eq(stat(r, &b), 0);
+	cr_assert_eq(a.st_ino, b.st_ino);
+	cr_assert_eq(a.st_mode, b.st_mode);
+	cr_assert_eq(a.st_uid, b.st_uid);
+	cr_assert_eq(a.st_mtim.tv_sec, b.st_mtim.tv_sec);
+}
+
+Test(shadowfs, delay_reads_and_writes)
+{
+	SKIP_UNLESS_READY();
+	g_autofree char *v0 = slurp("a/memory.oom_delay_millisecs");
+	cr_assert_str_eq(v0, "0\n");
+	cr_assert_eq(poke("a/memory.oom_delay_millisecs", "500\n"), 0);
+	g_autofree char *v1 = slurp("a/memory.oom_delay_millisecs");
+	cr_assert_str_eq(v1, "500\n");
+	cr_assert_eq(poke("a/memory.oom_delay_millisecs", "abc"), EINVAL);
+	cr_assert_eq(poke("a/memory.oom_delay_millisecs", "-1"), EINVAL);
+	cr_assert_eq(poke("a/memory.oom_delay_millisecs", "9223372036854775808"), EINVAL);
+	g_autofree char *v2 = slurp("a/memory.oom_delay_millisecs");
+	cr_assert_str_eq(v2, "500\n", "a bad write changes nothing");
+	cr_assert_eq(poke("a/memory.oom_delay_millisecs", "0x10"), 0);
+	g_autofree char *v3 = slurp("a/memory.oom_delay_millisecs");
+	cr_assert_str_eq(v3, "16\n");
+	cr_assert_eq(poke("memory.oom_delay_millisecs", "7"), 0, "the root takes a delay");
+}
+
+Test(shadowfs, oom_control_format_and_root_rule)
+{
+	SKIP_UNLESS_READY();
+	g_autofree char *v0 = slurp("a/memory.oom_control");
+	cr_assert_str_eq(v0, "oom_kill_disable 0\nunder_oom 0\noom_kill 0\n");
+	cr_assert_eq(poke("a/memory.oom_control", "2"), EINVAL);
+	cr_assert_eq(poke("a/memory.oom_control", "1\n"), 0);
+	g_autofree char *v1 = slurp("a/memory.oom_control");
+	cr_assert_str_eq(v1, "oom_kill_disable 1\nunder_oom 0\noom_kill 0\n");
+	cr_assert_eq(poke("memory.oom_control", "1"), EINVAL);
+	cr_assert_eq(poke("memory.oom_control", "0"), EINVAL);
+}
+
+Test(shadowfs, memory_max_shows_the_user_value)
+{
+	SKIP_UNLESS_READY();
+	cr_assert_eq(poke("a/memory.max", "64M\n"), 0);
+	g_autofree char *v = slurp("a/memory.max");
+	cr_assert_str_eq(v, "67108864\n");
+	g_autofree char *real = NULL;
+	g_autofree char *rp = g_build_filename(fixture, "a/memory.max", NULL);
+	cr_assert(g_file_get_contents(rp, &real, NULL, NULL));
+	cr_assert_str_eq(real, "max\n", "the real file is the controller's business");
+	cr_assert_eq(poke("a/memory.max", "bogus"), EINVAL);
+	cr_assert_eq(poke("a/memory.high", "max"), 0);
+	g_autofree char *h = slurp("a/memory.high");
+	cr_assert_str_eq(h, "max\n");
+}
+
+Test(shadowfs, event_control_is_write_only_and_parses)
+{
+	SKIP_UNLESS_READY();
+	errno = 0;
+	char *v = slurp("a/cgroup.event_control");
+	cr_assert_null(v);
+	cr_assert_eq(errno, EACCES);
+	cr_assert_eq(poke("a/cgroup.event_control", "1"), EINVAL);
+	cr_assert_eq(poke("a/cgroup.event_control", "x y"), EINVAL);
+	/* registration itself is issue 4's work: until then it says it cannot */
+	cr_assert_eq(poke("a/cgroup.event_control", "1 2"), EOPNOTSUPP);
+}
+
+Test(shadowfs, synthetic_names_cannot_be_removed_or_shadowed)
+{
+	SKIP_UNLESS_READY();
+	g_autofree char *p = in_mnt("a/memory.oom_control");
+	cr_assert_eq(unlink(p), -1);
+	cr_assert_eq(errno, EPERM);
+	cr_assert_eq(mkdir(p, 0755), -1);
+	cr_assert_eq(errno, EEXIST);
+}
+
+Test(shadowfs, pass_through_uses_the_callers_offsets)
+{
+	SKIP_UNLESS_READY();
+	g_autofree char *p = in_mnt("a/memory.events");
+	int fd = open(p, O_RDWR);
+	cr_assert_geq(fd, 0);
+	char buf[64] = { 0 };
+	cr_assert_eq(pread(fd, buf, 3, 4), 3);
+	cr_assert_str_eq(buf, "0\no");
+	cr_assert_eq(pwrite(fd, "X", 1, 1), 1);
+	close(fd);
+	g_autofree char *real = NULL;
+	g_autofree char *rp = g_build_filename(fixture, "a/memory.events", NULL);
+	cr_assert(g_file_get_contents(rp, &real, NULL, NULL));
+	cr_assert_str_eq(real, "oXm 0\noom_kill 0\n");
+}
+
+Test(shadowfs, tree_changes_show_at_once)
+{
+	SKIP_UNLESS_READY();
+	g_autofree char *real = g_build_filename(fixture, "a/new", NULL);
+	g_autofree char *shadow = in_mnt("a/new");
+	struct stat s;
+	cr_assert_eq(stat(shadow, &s), -1);
+	cr_assert_eq(mkdir(real, 0755), 0);
+	cr_assert_eq(stat(shadow, &s), 0, "a real mkdir shows at once");
+	cr_assert(listed("a", "new", NULL));
+	cr_assert_eq(rmdir(real), 0);
+	cr_assert_eq(stat(shadow, &s), -1, "and so does a real rmdir");
+	cr_assert(!listed("a", "new", NULL));
+
+	int before = stub_controller_adds(ctl);
+	cr_assert_eq(mkdir(shadow, 0750), 0);
+	cr_assert_eq(stat(real, &s), 0);
+	cr_assert_eq(s.st_mode & 07777, 0750);
+	cr_assert_gt(stub_controller_adds(ctl), before, "mkdir told the controller");
+	cr_assert_eq(rmdir(shadow), 0);
+	cr_assert_eq(stat(real, &s), -1);
+}
+
+static gpointer raise_under_oom(gpointer id)
+{
+	g_usleep(100000);
+	stub_controller_set_under_oom(ctl, GPOINTER_TO_SIZE(id), true);
+	return NULL;
+}
+
+Test(shadowfs, poll_on_oom_control_wakes_on_change)
+{
+	SKIP_UNLESS_READY();
+	g_autofree char *p = in_mnt("a/memory.oom_control");
+	g_autofree char *dir = g_build_filename(fixture, "a", NULL);
+	struct stat ds;
+	cr_assert_eq(stat(dir, &ds), 0);
+	int fd = open(p, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	char buf[128];
+	cr_assert_gt(read(fd, buf, sizeof buf), 0);
+	struct pollfd pf = { .fd = fd, .events = POLLPRI };
+	cr_assert_eq(poll(&pf, 1, 0), 0, "nothing new yet");
+
+	GThread *t = g_thread_new("raise", raise_under_oom, GSIZE_TO_POINTER(ds.st_ino));
+	int n = poll(&pf, 1, 5000);
+	g_thread_join(t);
+	cr_assert_eq(n, 1, "poll woke up");
+	cr_assert(pf.revents & POLLPRI);
+
+	ssize_t len = pread(fd, buf, sizeof buf - 1, 0);
+	cr_assert_gt(len, 0);
+	buf[len] = 0;
+	cr_assert_str_eq(buf, "oom_kill_disable 0\nunder_oom 1\noom_kill 0\n");
+	pf.revents = 0;
+	cr_assert_eq(poll(&pf, 1, 0), 0, "read again: quiet until the next change");
+	close(fd);
+}
+
+Test(shadowfs, poll_on_plain_files_answers_at_once)
+{
+	SKIP_UNLESS_READY();
+	g_autofree char *p = in_mnt("a/memory.events");
+	int fd = open(p, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	struct pollfd pf = { .fd = fd, .events = POLLIN | POLLPRI };
+	cr_assert_eq(poll(&pf, 1, 1000), 1);
+	cr_assert(pf.revents & POLLIN);
+	close(fd);
+}
+
+Test(shadowfs, stops_while_files_are_open)
+{
+	SKIP_UNLESS_READY();
+	g_autofree char *p = in_mnt("a/memory.oom_control");
+	int fd = open(p, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	/* teardown's exit + join must return with this file still open */
+	od_shadowfs_exit(fs);
+	int r = GPOINTER_TO_INT(g_thread_join(server));
+	cr_assert_eq(r, 0);
+	server = g_thread_new("idle", serve, NULL); /* exiting already: returns at once */
+	close(fd);
+}
