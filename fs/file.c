@@ -48,6 +48,7 @@ void fs_proc_path(char buf[64], int fd)
 
 void fs_ctx_init(fs_synth_ctx *c, od_shadowfs *fs, const fs_node *n, fuse_req_t req)
 {
+	c->fs = fs;
 	c->ctl = fs->ctl;
 	c->id = n->cg_id;
 	c->parent = n->cg_parent;

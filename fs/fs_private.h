@@ -40,6 +40,7 @@ enum {
 #define FS_SYN_PASS (-1)
 
 typedef struct {
+	od_shadowfs *fs;
 	od_controller *ctl;
 	uint64_t id;     /* the cgroup: st_ino of its real directory */
 	uint64_t parent; /* its parent's id, 0 for the served root */
@@ -69,8 +70,16 @@ unsigned fs_synth_count(void);
 fs_memcg_kind fs_memcg_kind_of(int dirfd, bool is_root);
 bool fs_synth_present(const fs_synth *s, fs_memcg_kind kind);
 
-/* cgroup.event_control registration (event_control.c; issue 4). */
+/* cgroup.event_control (event_control.c): v1 OOM listeners. event_fd and
+ * control_fd are descriptor numbers in the calling process. 0 or errno. */
 int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_fd);
+typedef struct fs_evctl fs_evctl;
+fs_evctl *fs_evctl_new(od_controller *ctl, int *err);
+void fs_evctl_free(fs_evctl *e);
+/* Exposed for tests and callers without hooks: what the controller's hooks do. */
+void fs_evctl_notify(fs_evctl *e, uint64_t id);
+void fs_evctl_removed(fs_evctl *e, uint64_t id);
+size_t fs_evctl_count(fs_evctl *e, uint64_t id);
 
 /* ---- inode table (inodes.c) ---- */
 
@@ -102,6 +111,9 @@ fs_node *fs_inodes_intern_real(fs_inodes *t, const fs_node *dir, int fd, const s
 /* Find or create the synthetic file s of directory dir. Adds one kernel reference. */
 fs_node *fs_inodes_intern_synth(fs_inodes *t, const fs_node *dir, const fs_synth *s, int *err);
 void fs_inodes_forget(fs_inodes *t, fuse_ino_t id, uint64_t n);
+/* The node id of synthetic file s of the directory (dev, ino) if the kernel
+ * knows it (someone has it open or looked up), else 0. */
+uint64_t fs_inodes_find_synth(fs_inodes *t, dev_t dev, ino_t ino, const fs_synth *s);
 /* The id a synthetic name of dir has (or will have); for readdir's d_ino. */
 uint64_t fs_inodes_synth_id(uint64_t dir_nodeid, const fs_synth *s);
 
@@ -159,6 +171,8 @@ struct od_shadowfs {
 	fs_inodes *inodes;
 	fs_poller *poller;
 	fs_ctlwatch *ctlw;
+	fs_evctl *evctl;
+	dev_t mnt_dev;      /* st_dev of the mount (0: unknown) */
 	uint64_t page_size;
 	mode_t umask;       /* the daemon's own umask, undone on mkdir */
 	char *mountpoint;

@@ -261,3 +261,13 @@ void fs_inodes_forget(fs_inodes *t, fuse_ino_t id, uint64_t n)
 	g_mutex_unlock(&t->lock);
 	node_close(node);
 }
+
+uint64_t fs_inodes_find_synth(fs_inodes *t, dev_t dev, ino_t ino, const fs_synth *s)
+{
+	fs_key k = { dev, ino, s->index + 1 };
+	g_mutex_lock(&t->lock);
+	fs_node *n = g_hash_table_lookup(t->by_key, &k);
+	uint64_t id = n ? n->nodeid : 0;
+	g_mutex_unlock(&t->lock);
+	return id;
+}

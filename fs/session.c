@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "fs_private.h"
@@ -109,6 +110,11 @@ od_shadowfs *od_shadowfs_new(int root_fd, const char *mountpoint, od_controller 
 		goto fail;
 	}
 	fs->ctlw = fs_ctlwatch_new(ctl);
+	fs->evctl = fs_evctl_new(ctl, &e);
+	if (!fs->evctl) {
+		set_err(err, e, "cannot start the OOM listener thread: %s", g_strerror(e));
+		goto fail;
+	}
 
 	mopts = g_strdup_printf("fsname=oomdelayfs,subtype=oomdelayfs%s%s",
 				o->allow_other ? ",allow_other" : "",
@@ -128,6 +134,13 @@ od_shadowfs *od_shadowfs_new(int root_fd, const char *mountpoint, od_controller 
 		goto fail;
 	}
 	fs->mountpoint = g_strdup(mountpoint);
+	/* The mount's device, to recognise our own files in descriptors callers pass
+	 * to cgroup.event_control. DONT_SYNC: no request, the loop is not running yet. */
+	struct statx sx;
+	if (statx(AT_FDCWD, mountpoint, AT_STATX_DONT_SYNC, STATX_INO, &sx) == 0)
+		fs->mnt_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+	else
+		g_warning("cannot stat the new mount %s: %s", mountpoint, g_strerror(errno));
 	return fs;
 
 fail:
@@ -223,6 +236,7 @@ void od_shadowfs_free(od_shadowfs *fs)
 	g_mutex_clear(&fs->handles_lock);
 	/* Hooks next: no controller callback may reach a session being destroyed. */
 	fs_ctlwatch_free(fs->ctlw);
+	fs_evctl_free(fs->evctl);
 	fs_poller_free(fs->poller);
 	if (fs->se)
 		fuse_session_destroy(fs->se); /* closes /dev/fuse: a pending nudge fails and returns */

@@ -207,3 +207,28 @@ int stub_controller_adds(od_controller *c)
 	g_mutex_unlock(&c->lock);
 	return n;
 }
+
+void stub_controller_notify(od_controller *c, uint64_t id)
+{
+	od_hooks hooks[4];
+	g_mutex_lock(&c->lock);
+	int n = c->nhooks;
+	memcpy(hooks, c->hooks, sizeof hooks);
+	g_mutex_unlock(&c->lock);
+	for (int i = 0; i < n; i++)
+		if (hooks[i].notify)
+			hooks[i].notify(hooks[i].ud, id);
+}
+
+void stub_controller_removed(od_controller *c, uint64_t id)
+{
+	od_hooks hooks[4];
+	g_mutex_lock(&c->lock);
+	g_hash_table_remove(c->cgs, &id);
+	int n = c->nhooks;
+	memcpy(hooks, c->hooks, sizeof hooks);
+	g_mutex_unlock(&c->lock);
+	for (int i = 0; i < n; i++)
+		if (hooks[i].removed)
+			hooks[i].removed(hooks[i].ud, id);
+}

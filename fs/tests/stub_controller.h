@@ -5,4 +5,6 @@
 #include "oomd/controller.h"
 void stub_controller_set_under_oom(od_controller *c, uint64_t id, bool on);
 int stub_controller_adds(od_controller *c);
+void stub_controller_notify(od_controller *c, uint64_t id);  /* fires the notify hooks */
+void stub_controller_removed(od_controller *c, uint64_t id); /* forgets id, fires removed */
 #endif

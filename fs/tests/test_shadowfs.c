@@ -10,11 +10,14 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mount.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "oomd/shadowfs.h"
+#include "../fs_private.h"
 #include "stub_controller.h"
 
 static char fixture[64], mnt[64];
@@ -250,8 +253,120 @@ Test(shadowfs, event_control_is_write_only_and_parses)
 	cr_assert_eq(errno, EACCES);
 	cr_assert_eq(poke("a/cgroup.event_control", "1"), EINVAL);
 	cr_assert_eq(poke("a/cgroup.event_control", "x y"), EINVAL);
-	/* registration itself is issue 4's work: until then it says it cannot */
-	cr_assert_eq(poke("a/cgroup.event_control", "1 2"), EOPNOTSUPP);
+}
+
+static uint64_t real_ino(const char *rel)
+{
+	g_autofree char *p = g_build_filename(fixture, rel, NULL);
+	struct stat st;
+	cr_assert_eq(stat(p, &st), 0);
+	return st.st_ino;
+}
+
+/* Writes "<efd> <cfd>" to rel's cgroup.event_control; 0 or errno. */
+static int reg(const char *cg, int efd, int cfd)
+{
+	g_autofree char *line = g_strdup_printf("%d %d", efd, cfd);
+	g_autofree char *rel = g_strconcat(cg, "/cgroup.event_control", NULL);
+	return poke(rel, line);
+}
+
+static int open_in_mnt(const char *rel, int flags)
+{
+	g_autofree char *p = in_mnt(rel);
+	int fd = open(p, flags | O_CLOEXEC);
+	cr_assert_geq(fd, 0, "open %s: %s", p, strerror(errno));
+	return fd;
+}
+
+static uint64_t drain(int efd)
+{
+	uint64_t v = 0;
+	if (read(efd, &v, sizeof v) != sizeof v)
+		return 0;
+	return v;
+}
+
+Test(shadowfs, event_control_checks_the_descriptors)
+{
+	SKIP_UNLESS_READY();
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int ctl_a = open_in_mnt("a/memory.oom_control", O_RDONLY);
+	int ctl_b = open_in_mnt("a/b/memory.oom_control", O_RDONLY);
+	int delay = open_in_mnt("a/memory.oom_delay_millisecs", O_RDONLY);
+	cr_assert_eq(reg("a", 999, ctl_a), EBADF);
+	cr_assert_eq(reg("a", efd, 998), EBADF);
+	cr_assert_eq(reg("a", delay, ctl_a), EINVAL, "not an eventfd");
+	cr_assert_eq(reg("a", efd, delay), EINVAL, "another control file");
+	cr_assert_eq(reg("a", efd, ctl_b), EINVAL, "another cgroup's memory.oom_control");
+	cr_assert_eq(fs_evctl_count(fs->evctl, real_ino("a")), 0);
+	close(delay);
+	close(ctl_b);
+	close(ctl_a);
+	close(efd);
+}
+
+Test(shadowfs, event_control_signals_onset_and_rmdir)
+{
+	SKIP_UNLESS_READY();
+	uint64_t id = real_ino("a");
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int cfd = open_in_mnt("a/memory.oom_control", O_RDONLY);
+	cr_assert_eq(reg("a", efd, cfd), 0);
+	cr_assert_eq(fs_evctl_count(fs->evctl, id), 1);
+	cr_assert_eq(drain(efd), 0, "quiet until an OOM");
+	stub_controller_notify(ctl, id);
+	cr_assert_eq(drain(efd), 1);
+	stub_controller_notify(ctl, real_ino("a/b"));
+	cr_assert_eq(drain(efd), 0, "another cgroup's onset is not ours");
+	stub_controller_removed(ctl, id);
+	cr_assert_eq(drain(efd), 1, "the rmdir signal");
+	cr_assert_eq(fs_evctl_count(fs->evctl, id), 0);
+	close(cfd);
+	close(efd);
+}
+
+Test(shadowfs, event_control_signals_at_once_during_a_hold)
+{
+	SKIP_UNLESS_READY();
+	uint64_t id = real_ino("a");
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int cfd = open_in_mnt("a/memory.oom_control", O_RDONLY);
+	char buf[128];
+	cr_assert_gt(read(cfd, buf, sizeof buf), 0); /* the stub learns of "a" on first use */
+	stub_controller_set_under_oom(ctl, id, true);
+	cr_assert_eq(reg("a", efd, cfd), 0);
+	cr_assert_eq(drain(efd), 1);
+	close(cfd);
+	close(efd);
+}
+
+Test(shadowfs, event_control_drops_listeners_of_exited_processes)
+{
+	SKIP_UNLESS_READY();
+	uint64_t id = real_ino("a");
+	g_autofree char *ctlp = in_mnt("a/memory.oom_control");
+	g_autofree char *evp = in_mnt("a/cgroup.event_control");
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		/* only system calls here: the parent's FUSE threads serve us */
+		int efd = eventfd(0, 0);
+		int cfd = open(ctlp, O_RDONLY);
+		int ev = open(evp, O_WRONLY);
+		char line[32];
+		int n = snprintf(line, sizeof line, "%d %d", efd, cfd);
+		_exit(write(ev, line, (size_t)n) == n ? 0 : 1);
+	}
+	int st = 0;
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child registered");
+	size_t left = 1;
+	for (int i = 0; i < 100 && left; i++) {
+		left = fs_evctl_count(fs->evctl, id);
+		g_usleep(10000);
+	}
+	cr_assert_eq(left, 0, "the exited listener was dropped");
 }
 
 Test(shadowfs, synthetic_names_cannot_be_removed_or_shadowed)
