@@ -56,6 +56,7 @@ void fs_ctx_init(fs_synth_ctx *c, od_shadowfs *fs, const fs_node *n, fuse_req_t 
 	c->is_root = n->cg_is_root;
 	c->page_size = fs->page_size;
 	c->req = req;
+	c->fd = -1;
 }
 
 static bool is_synthetic(const fs_synth *s)
@@ -74,7 +75,7 @@ static void file_close(od_shadowfs *fs, fs_file *f)
 }
 
 /* Builds the handle of an open of node n; *err on failure. */
-static fs_file *file_open(od_shadowfs *fs, const fs_node *n, int flags, int *err)
+static fs_file *file_open(od_shadowfs *fs, fuse_req_t req, const fs_node *n, int flags, int *err)
 {
 	fs_file *f = fs_file_new();
 	int acc = flags & O_ACCMODE;
@@ -104,11 +105,21 @@ static fs_file *file_open(od_shadowfs *fs, const fs_node *n, int flags, int *err
 		if (n->syn)
 			oflags &= ~O_TRUNC; /* the user's value lives in the controller, not in the file */
 		fs_proc_path(path, n->fd);
-		f->fd = open(path, oflags | O_CLOEXEC);
-		if (f->fd < 0) {
-			*err = errno;
-			fs_file_unref(f);
-			return NULL;
+		if (n->syn && (n->syn->flags & FS_SYN_AS_CALLER) && acc != O_RDONLY) {
+			f->fd = fs_open_as_caller(req, path, oflags | O_CLOEXEC);
+			if (f->fd < 0) {
+				*err = -f->fd;
+				f->fd = -1;
+				fs_file_unref(f);
+				return NULL;
+			}
+		} else {
+			f->fd = open(path, oflags | O_CLOEXEC);
+			if (f->fd < 0) {
+				*err = errno;
+				fs_file_unref(f);
+				return NULL;
+			}
 		}
 	}
 	if (n->syn && (n->syn->flags & FS_SYN_NOTIFY))
@@ -139,7 +150,7 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	int err = 0;
-	fs_file *f = file_open(fs, n, fi->flags, &err);
+	fs_file *f = file_open(fs, req, n, fi->flags, &err);
 	if (!f) {
 		fuse_reply_err(req, err);
 		return;
@@ -172,7 +183,7 @@ void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 		return;
 	}
 	fs_node *n = fs_inodes_get(fs->inodes, e.ino);
-	fs_file *f = n ? file_open(fs, n, fi->flags & ~(O_CREAT | O_EXCL | O_TRUNC), &err) : NULL;
+	fs_file *f = n ? file_open(fs, req, n, fi->flags & ~(O_CREAT | O_EXCL | O_TRUNC), &err) : NULL;
 	if (!f) {
 		fs_inodes_forget(fs->inodes, e.ino, 1);
 		fuse_reply_err(req, n ? err : ESTALE);
@@ -279,6 +290,7 @@ void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, o
 	}
 	fs_synth_ctx c = f->ctx;
 	c.req = req;
+	c.fd = f->fd;
 	int r = f->syn->write(&c, buf, size);
 	if (r == FS_SYN_PASS && f->fd >= 0)
 		write_real(req, f, buf, size, off);

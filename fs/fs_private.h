@@ -34,6 +34,7 @@ enum {
 	FS_SYN_VIRTUAL = 1 << 0, /* a real kernel file whose content we replace */
 	FS_SYN_ROOT = 1 << 1,    /* also present in the root cgroup */
 	FS_SYN_NOTIFY = 1 << 2,  /* content changes are announced by poll (oom_control) */
+	FS_SYN_AS_CALLER = 1 << 3, /* opened for writing with the caller's credentials */
 };
 
 /* A handler may answer this to have the request served by the real file. */
@@ -48,6 +49,7 @@ typedef struct {
 	bool is_root;    /* the root cgroup (no memory.max of its own) */
 	uint64_t page_size;
 	fuse_req_t req;  /* the request being served (caller's pid/uid) */
+	int fd;          /* the backing descriptor of this open, -1 for synthetic files */
 } fs_synth_ctx;
 
 typedef struct fs_synth {
@@ -80,6 +82,12 @@ void fs_evctl_free(fs_evctl *e);
 void fs_evctl_notify(fs_evctl *e, uint64_t id);
 void fs_evctl_removed(fs_evctl *e, uint64_t id);
 size_t fs_evctl_count(fs_evctl *e, uint64_t id);
+
+/* cgroup.procs / cgroup.threads writes (pids.c) */
+int fs_procs_write(const fs_synth_ctx *c, const char *buf, size_t len);
+int fs_threads_write(const fs_synth_ctx *c, const char *buf, size_t len);
+/* open(2) with the caller's fsuid/fsgid/groups; fd or -errno. */
+int fs_open_as_caller(fuse_req_t req, const char *path, int flags);
 
 /* ---- inode table (inodes.c) ---- */
 

@@ -146,6 +146,9 @@ static const fs_synth table[] = {
 	{ "cgroup.event_control", 0222, FS_SYN_ROOT, 2, NULL, event_control_write },
 	{ "memory.max", 0, FS_SYN_VIRTUAL, 3, max_read, max_write },
 	{ "memory.high", 0, FS_SYN_VIRTUAL, 4, high_read, high_write },
+	/* reads pass through; writes carry the caller's identity over (pids.c) */
+	{ "cgroup.procs", 0, FS_SYN_VIRTUAL | FS_SYN_AS_CALLER, 5, NULL, fs_procs_write },
+	{ "cgroup.threads", 0, FS_SYN_VIRTUAL | FS_SYN_AS_CALLER, 6, NULL, fs_threads_write },
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(table) < (1u << FS_SYN_SHIFT));

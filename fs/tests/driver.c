@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "oomd/engine.h"
 #include "oomd/shadowfs.h"
 
 static od_shadowfs *fs;
@@ -38,7 +39,9 @@ int main(int argc, char **argv)
 		perror(argv[1]);
 		return 1;
 	}
-	od_controller *ctl = od_controller_new(root, NULL);
+	oe_config cfg;
+	oe_config_defaults(&cfg);
+	od_controller *ctl = od_controller_new(root, &cfg);
 	od_shadowfs_opts o;
 	od_shadowfs_opts_defaults(&o);
 	o.debug = argc > 3 && strcmp(argv[3], "-d") == 0;
