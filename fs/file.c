@@ -37,6 +37,8 @@ void fs_file_unref(fs_file *f)
 		close(f->fd);
 	if (f->ctx.dirfd >= 0)
 		close(f->ctx.dirfd);
+	if (f->content)
+		g_string_free(f->content, TRUE);
 	g_mutex_clear(&f->lock);
 	g_free(f);
 }
@@ -228,36 +230,46 @@ void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct f
 	if (off == 0 || !f->have) {
 		fs_synth_ctx c = f->ctx;
 		c.req = req;
+		c.fd = f->fd;
 		/* Mark seen before reading, so a change during the read is reported again. */
 		if (f->syn->flags & FS_SYN_NOTIFY)
 			fs_ctlwatch_seen(fs->ctlw, f);
-		size_t len = 0;
-		int r = f->syn->read(&c, f->buf, sizeof f->buf, &len);
+		GString *content = g_string_sized_new(64);
+		int r = f->syn->read(&c, content);
 		if (r == FS_SYN_PASS && f->fd >= 0) {
 			g_mutex_unlock(&f->lock);
+			g_string_free(content, TRUE);
 			read_real(req, f, size, off);
 			return;
 		}
 		if (r != 0) {
 			g_mutex_unlock(&f->lock);
+			g_string_free(content, TRUE);
 			fuse_reply_err(req, r == FS_SYN_PASS ? EIO : r);
 			return;
 		}
-		f->len = len < sizeof f->buf ? len : sizeof f->buf;
+		if (f->content)
+			g_string_free(f->content, TRUE);
+		f->content = content;
 		f->have = true;
 	}
 	/* Copy out, then reply unlocked: once the reply is out the caller may
 	 * close, and a release on another worker frees f. */
-	char out[sizeof f->buf];
+	char small[256];
+	char *out = small;
 	size_t n = 0;
-	if (off >= 0 && (uint64_t)off < f->len) {
-		n = f->len - (size_t)off;
+	if (off >= 0 && (uint64_t)off < f->content->len) {
+		n = f->content->len - (size_t)off;
 		if (n > size)
 			n = size;
-		memcpy(out, f->buf + off, n);
+		if (n > sizeof small)
+			out = g_malloc(n);
+		memcpy(out, f->content->str + off, n);
 	}
 	g_mutex_unlock(&f->lock);
 	fuse_reply_buf(req, out, n);
+	if (out != small)
+		g_free(out);
 }
 
 static void write_real(fuse_req_t req, fs_file *f, const char *buf, size_t size, off_t off)

@@ -58,7 +58,7 @@ typedef struct fs_synth {
 	unsigned flags;
 	unsigned index; /* position in the table, part of the synthetic node id */
 	/* Both return 0, a positive errno or FS_SYN_PASS. NULL: not readable/writable. */
-	int (*read)(const fs_synth_ctx *c, char *buf, size_t size, size_t *len);
+	int (*read)(const fs_synth_ctx *c, GString *out);
 	int (*write)(const fs_synth_ctx *c, const char *buf, size_t len);
 } fs_synth;
 
@@ -86,6 +86,7 @@ size_t fs_evctl_count(fs_evctl *e, uint64_t id);
 /* cgroup.procs / cgroup.threads writes (pids.c) */
 int fs_procs_write(const fs_synth_ctx *c, const char *buf, size_t len);
 int fs_threads_write(const fs_synth_ctx *c, const char *buf, size_t len);
+int fs_procs_read(const fs_synth_ctx *c, GString *out);
 /* open(2) with the caller's fsuid/fsgid/groups; fd or -errno. */
 int fs_open_as_caller(fuse_req_t req, const char *path, int flags);
 
@@ -132,9 +133,8 @@ typedef struct fs_file {
 	int fd;             /* the backing descriptor: one per FUSE open; -1 for synthetic */
 	const fs_synth *syn;
 	fs_synth_ctx ctx;   /* ctx.dirfd is owned (a dup), -1 when syn is NULL */
-	GMutex lock;        /* guards buf/len/have */
-	char buf[256];      /* content generated at offset 0, like a kernfs seq_file */
-	size_t len;
+	GMutex lock;        /* guards content/have */
+	GString *content;   /* generated at offset 0, like a kernfs seq_file */
 	bool have;
 	/* guarded by the control-watch lock (ctlwatch.c) */
 	uint64_t seen_gen;

@@ -179,6 +179,70 @@ static int pids_write(const fs_synth_ctx *c, const char *buf, size_t len, bool t
 	return 0;
 }
 
+/* Our namespace and the caller's: 0 when they are the same (or unknown: then
+ * the kernel's own answer is the best there is). */
+static ino_t foreign_ns(fuse_req_t req, int *depth)
+{
+	pid_t tid = fuse_req_ctx(req)->pid;
+	if (tid <= 0)
+		return 0;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/ns/pid", (int)tid);
+	ino_t theirs = ns_ino(path);
+	if (theirs == 0 || theirs == ns_ino("/proc/self/ns/pid"))
+		return 0;
+	pid_t chain[FS_MAX_NS_DEPTH];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+	*depth = read_nspid(path, chain, FS_MAX_NS_DEPTH);
+	return *depth > 0 ? theirs : 0;
+}
+
+/* The pid of global pid g in the caller's namespace; 0 when the caller cannot
+ * see it, which is what the kernel prints for such a task (task_pid_vnr). */
+static pid_t pid_for_caller(pid_t g, ino_t theirs, int depth)
+{
+	char path[64];
+	pid_t chain[FS_MAX_NS_DEPTH];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)g);
+	int n = read_nspid(path, chain, FS_MAX_NS_DEPTH);
+	if (n < depth)
+		return 0;
+	snprintf(path, sizeof path, "/proc/%d/ns/pid", (int)g);
+	return same_ns_at(path, n - depth, theirs) ? chain[depth - 1] : 0;
+}
+
+/* A reader in another pid namespace sees its own numbers, as it would on the
+ * real file (the kernel formats pids for the reading task, which is us). */
+int fs_procs_read(const fs_synth_ctx *c, GString *out)
+{
+	int depth = 0;
+	ino_t theirs = c->req && c->fd >= 0 ? foreign_ns(c->req, &depth) : 0;
+	if (!theirs)
+		return FS_SYN_PASS;
+	GString *raw = g_string_sized_new(4096);
+	char buf[8192];
+	off_t off = 0;
+	for (;;) {
+		ssize_t n = pread(c->fd, buf, sizeof buf, off);
+		if (n < 0) {
+			int err = errno;
+			g_string_free(raw, TRUE);
+			return err;
+		}
+		if (n == 0)
+			break;
+		g_string_append_len(raw, buf, n);
+		off += n;
+	}
+	char *save = NULL;
+	for (char *line = strtok_r(raw->str, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		long g = strtol(line, NULL, 10);
+		g_string_append_printf(out, "%d\n", g > 0 ? (int)pid_for_caller((pid_t)g, theirs, depth) : 0);
+	}
+	g_string_free(raw, TRUE);
+	return 0;
+}
+
 int fs_procs_write(const fs_synth_ctx *c, const char *buf, size_t len)
 {
 	return pids_write(c, buf, len, false);

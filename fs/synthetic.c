@@ -42,14 +42,13 @@ static int view_of(const fs_synth_ctx *c, oe_view *v)
 		return r_ == ENOENT ? ENODEV : r_;               \
 	} while (0)
 
-static int delay_read(const fs_synth_ctx *c, char *buf, size_t size, size_t *len)
+static int delay_read(const fs_synth_ctx *c, GString *out)
 {
 	oe_view v;
 	int r = view_of(c, &v);
 	if (r)
 		return r;
-	int n = snprintf(buf, size, "%" PRIu64 "\n", v.delay_ms);
-	*len = n < 0 ? 0 : (size_t)n < size ? (size_t)n : size - 1;
+	g_string_append_printf(out, "%" PRIu64 "\n", v.delay_ms);
 	return 0;
 }
 
@@ -62,13 +61,15 @@ static int delay_write(const fs_synth_ctx *c, const char *buf, size_t len)
 	WRITE_WITH_ADD(c, od_controller_write_delay(c->ctl, c->id, ms));
 }
 
-static int control_read(const fs_synth_ctx *c, char *buf, size_t size, size_t *len)
+static int control_read(const fs_synth_ctx *c, GString *out)
 {
 	oe_view v;
 	int r = view_of(c, &v);
 	if (r)
 		return r;
-	*len = od_format_oom_control(v.disable, v.under_oom, v.oom_kill, buf, size);
+	char buf[128];
+	size_t len = od_format_oom_control(v.disable, v.under_oom, v.oom_kill, buf, sizeof buf);
+	g_string_append_len(out, buf, (gssize)MIN(len, sizeof buf));
 	return 0;
 }
 
@@ -93,23 +94,25 @@ static int event_control_write(const fs_synth_ctx *c, const char *buf, size_t le
 	return fs_event_control_register(c, efd, cfd);
 }
 
-static int memory_read(const fs_synth_ctx *c, bool high, char *buf, size_t size, size_t *len)
+static int memory_read(const fs_synth_ctx *c, bool high, GString *out)
 {
 	oe_view v;
 	if (view_of(c, &v) != 0)
 		return FS_SYN_PASS; /* unknown to the controller: the kernel's value is the truth */
-	*len = od_format_memory(high ? v.user_high : v.limit, buf, size);
+	char buf[32];
+	size_t len = od_format_memory(high ? v.user_high : v.limit, buf, sizeof buf);
+	g_string_append_len(out, buf, (gssize)MIN(len, sizeof buf));
 	return 0;
 }
 
-static int max_read(const fs_synth_ctx *c, char *buf, size_t size, size_t *len)
+static int max_read(const fs_synth_ctx *c, GString *out)
 {
-	return memory_read(c, false, buf, size, len);
+	return memory_read(c, false, out);
 }
 
-static int high_read(const fs_synth_ctx *c, char *buf, size_t size, size_t *len)
+static int high_read(const fs_synth_ctx *c, GString *out)
 {
-	return memory_read(c, true, buf, size, len);
+	return memory_read(c, true, out);
 }
 
 static int memory_write(const fs_synth_ctx *c, bool high, const char *buf, size_t len)
@@ -146,9 +149,9 @@ static const fs_synth table[] = {
 	{ "cgroup.event_control", 0222, FS_SYN_ROOT, 2, NULL, event_control_write },
 	{ "memory.max", 0, FS_SYN_VIRTUAL, 3, max_read, max_write },
 	{ "memory.high", 0, FS_SYN_VIRTUAL, 4, high_read, high_write },
-	/* reads pass through; writes carry the caller's identity over (pids.c) */
-	{ "cgroup.procs", 0, FS_SYN_VIRTUAL | FS_SYN_AS_CALLER, 5, NULL, fs_procs_write },
-	{ "cgroup.threads", 0, FS_SYN_VIRTUAL | FS_SYN_AS_CALLER, 6, NULL, fs_threads_write },
+	/* pids are shown and taken in the caller's pid namespace (pids.c) */
+	{ "cgroup.procs", 0, FS_SYN_VIRTUAL | FS_SYN_AS_CALLER, 5, fs_procs_read, fs_procs_write },
+	{ "cgroup.threads", 0, FS_SYN_VIRTUAL | FS_SYN_AS_CALLER, 6, fs_procs_read, fs_threads_write },
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(table) < (1u << FS_SYN_SHIFT));
