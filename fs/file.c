@@ -55,7 +55,9 @@ void fs_ctx_init(fs_synth_ctx *c, od_shadowfs *fs, const fs_node *n, fuse_req_t 
 	c->id = n->cg_id;
 	c->parent = n->cg_parent;
 	c->dirfd = n->syn && (n->syn->flags & FS_SYN_VIRTUAL) ? n->cg_dirfd : n->fd;
-	c->is_root = n->cg_is_root;
+	/* The served root may be a subtree (--cgroup-root): only a directory without
+	 * memory.max is the root cgroup whose memory.oom_control refuses writes. */
+	c->is_root = n->cg_is_root && fs_memcg_kind_of(c->dirfd, true) == FS_MEMCG_ROOT;
 	c->page_size = fs->page_size;
 	c->req = req;
 	c->fd = -1;

@@ -46,7 +46,7 @@ typedef struct {
 	uint64_t id;     /* the cgroup: st_ino of its real directory */
 	uint64_t parent; /* its parent's id, 0 for the served root */
 	int dirfd;       /* O_PATH descriptor of the real cgroup directory */
-	bool is_root;    /* the root cgroup (no memory.max of its own) */
+	bool is_root;    /* the root cgroup of the hierarchy (no memory.max of its own) */
 	uint64_t page_size;
 	fuse_req_t req;  /* the request being served (caller's pid/uid) */
 	int fd;          /* the backing descriptor of this open, -1 for synthetic files */

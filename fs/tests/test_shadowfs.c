@@ -8,6 +8,7 @@
 #include <glib.h>
 #include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -39,8 +40,37 @@ static gpointer serve(gpointer d)
 	return GINT_TO_POINTER(od_shadowfs_run(fs));
 }
 
+/* A FUSE server that crashes inside the process it serves deadlocks it: the
+ * dump waits for the test thread, which waits for an answer from the dead
+ * server. Closing every /dev/fuse descriptor first aborts the connection, so a
+ * crash shows up as a crash instead of a hung test. */
+static void on_crash(int sig)
+{
+	char path[32], target[32];
+	for (int fd = 3; fd < 4096; fd++) {
+		int n = 0, v = fd;
+		char digits[12];
+		do {
+			digits[n++] = (char)('0' + v % 10);
+			v /= 10;
+		} while (v);
+		memcpy(path, "/proc/self/fd/", 14);
+		for (int i = 0; i < n; i++)
+			path[14 + i] = digits[n - 1 - i];
+		path[14 + n] = 0;
+		ssize_t l = readlink(path, target, sizeof target - 1);
+		if (l == 9 && memcmp(target, "/dev/fuse", 9) == 0)
+			close(fd);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 static void setup(void)
 {
+	signal(SIGSEGV, on_crash);
+	signal(SIGABRT, on_crash);
+	signal(SIGBUS, on_crash);
 	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
 		skipped = true;
 		return;
@@ -479,4 +509,44 @@ Test(shadowfs, stops_while_files_are_open)
 	cr_assert_eq(r, 0);
 	server = g_thread_new("idle", serve, NULL); /* exiting already: returns at once */
 	close(fd);
+}
+
+static gpointer serve_other(gpointer f)
+{
+	return GINT_TO_POINTER(od_shadowfs_run(f));
+}
+
+Test(shadowfs, a_subtree_root_is_an_ordinary_memory_cgroup)
+{
+	SKIP_UNLESS_READY();
+	/* --cgroup-root of a subtree: its root has memory.max and takes oom_control writes */
+	g_autofree char *sub = g_build_filename(fixture, "a", NULL);
+	char mnt2[] = "/tmp/oomd-mnt2-XXXXXX";
+	cr_assert_not_null(mkdtemp(mnt2));
+	int rfd = open(sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(rfd, 0);
+	od_controller *c2 = od_controller_new(rfd, NULL);
+	GError *err = NULL;
+	od_shadowfs *fs2 = od_shadowfs_new(rfd, mnt2, c2, NULL, &err);
+	cr_assert_not_null(fs2, "%s", err ? err->message : "?");
+	GThread *t = g_thread_new("serve2", serve_other, fs2);
+
+	g_autofree char *p = g_build_filename(mnt2, "memory.oom_control", NULL);
+	int fd = open(p, O_WRONLY);
+	ssize_t w = fd >= 0 ? write(fd, "1", 1) : -1;
+	int e = errno;
+	if (fd >= 0)
+		close(fd);
+	g_autofree char *q = g_build_filename(mnt2, "b", "memory.oom_delay_millisecs", NULL);
+	struct stat st;
+	int sr = stat(q, &st);
+
+	od_shadowfs_exit(fs2);
+	g_thread_join(t);
+	od_shadowfs_free(fs2);
+	od_controller_free(c2);
+	close(rfd);
+	rmdir(mnt2);
+	cr_assert_eq(w, 1, "write: %s", strerror(e));
+	cr_assert_eq(sr, 0, "children have their synthetic files");
 }
