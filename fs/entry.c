@@ -350,6 +350,80 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	fuse_reply_err(req, r < 0 ? errno : 0);
 }
 
+/* Reply with the entry of a name just made in dir; forget it if the reply is lost. */
+static void reply_new_entry(fuse_req_t req, od_shadowfs *fs, fs_node *dir, const char *name)
+{
+	struct fuse_entry_param e;
+	int err = fs_do_lookup(fs, dir, name, &e);
+	if (err) {
+		fuse_reply_err(req, err);
+		return;
+	}
+	if (fuse_reply_entry(req, &e) != 0)
+		fs_inodes_forget(fs->inodes, e.ino, 1);
+}
+
+/* cgroupfs refuses these (EPERM from the kernel itself); other trees may not. */
+static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+{
+	od_shadowfs *fs = fs_of(req);
+	fs_node *dir = fs_inodes_get(fs->inodes, parent);
+	if (!dir) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
+	if (synth_of(dir, name)) {
+		fuse_reply_err(req, EEXIST);
+		return;
+	}
+	if (mknodat(dir->fd, name, mode, rdev) < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	reply_new_entry(req, fs, dir, name);
+}
+
+static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	od_shadowfs *fs = fs_of(req);
+	fs_node *dir = fs_inodes_get(fs->inodes, parent);
+	if (!dir) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
+	if (synth_of(dir, name)) {
+		fuse_reply_err(req, EEXIST);
+		return;
+	}
+	if (symlinkat(link, dir->fd, name) < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	reply_new_entry(req, fs, dir, name);
+}
+
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	od_shadowfs *fs = fs_of(req);
+	fs_node *n = fs_inodes_get(fs->inodes, ino);
+	fs_node *dir = fs_inodes_get(fs->inodes, newparent);
+	if (!n || !dir) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
+	if ((n->syn && !(n->syn->flags & FS_SYN_VIRTUAL)) || synth_of(dir, newname)) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
+	char path[64];
+	fs_proc_path(path, n->fd);
+	if (linkat(AT_FDCWD, path, dir->fd, newname, AT_SYMLINK_FOLLOW) < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	reply_new_entry(req, fs, dir, newname);
+}
+
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	fs_node *n = fs_inodes_get(fs_of(req)->inodes, ino);
@@ -382,6 +456,9 @@ const struct fuse_lowlevel_ops fs_ops = {
 	.getattr = op_getattr,
 	.setattr = op_setattr,
 	.readlink = op_readlink,
+	.mknod = op_mknod,
+	.symlink = op_symlink,
+	.link = op_link,
 	.mkdir = op_mkdir,
 	.unlink = op_unlink,
 	.rmdir = op_rmdir,
