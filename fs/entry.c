@@ -466,7 +466,8 @@ const struct fuse_lowlevel_ops fs_ops = {
 	.open = fs_op_open,
 	.read = fs_op_read,
 	.write = fs_op_write,
-	.flush = fs_op_flush,
+	/* no .flush: the first ENOSYS stops the kernel sending one per close(2); no
+	 * write is ever buffered here, so there would be nothing to flush */
 	.release = fs_op_release,
 	.fsync = fs_op_fsync,
 	.opendir = fs_op_opendir,

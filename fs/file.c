@@ -321,13 +321,6 @@ void fs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_err(req, 0);
 }
 
-void fs_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	(void)ino;
-	(void)fi;
-	fuse_reply_err(req, 0); /* nothing buffered: every write went straight to the kernel */
-}
-
 void fs_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
 	(void)ino;

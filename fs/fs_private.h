@@ -212,7 +212,6 @@ void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct f
 void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		 struct fuse_file_info *fi);
 void fs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
-void fs_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void fs_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
 void fs_op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struct fuse_pollhandle *ph);
 void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
