@@ -109,7 +109,7 @@ static fs_file *file_open(od_shadowfs *fs, fuse_req_t req, const fs_node *n, int
 		if (n->syn)
 			oflags &= ~O_TRUNC; /* the user's value lives in the controller, not in the file */
 		fs_proc_path(path, n->fd);
-		if (n->syn && (n->syn->flags & FS_SYN_AS_CALLER) && acc != O_RDONLY) {
+		if (n->as_caller && acc != O_RDONLY) {
 			f->fd = fs_open_as_caller(req, path, oflags | O_CLOEXEC);
 			if (f->fd < 0) {
 				*err = -f->fd;

@@ -104,6 +104,7 @@ typedef struct fs_node {
 	uint64_t cg_id, cg_parent;
 	bool cg_is_root;
 	int cg_dirfd;       /* O_PATH of that cgroup's directory for virtual files, else -1 */
+	bool as_caller;     /* opened for writing with the caller's credentials */
 } fs_node;
 
 typedef struct fs_inodes fs_inodes;

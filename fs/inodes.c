@@ -192,6 +192,8 @@ fs_node *fs_inodes_intern_real(fs_inodes *t, const fs_node *dir, int fd, const s
 			}
 			n->syn = s;
 		}
+		/* the kernel judges what a PSI trigger may be by the opener's capabilities */
+		n->as_caller = (s && (s->flags & FS_SYN_AS_CALLER)) || g_str_has_suffix(name, ".pressure");
 	}
 	uint64_t preferred = st->st_dev == t->root->dev && st->st_ino < FS_FALLBACK_BASE ? st->st_ino : 0;
 

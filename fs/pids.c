@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <linux/nsfs.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,8 +254,9 @@ int fs_threads_write(const fs_synth_ctx *c, const char *buf, size_t len)
 	return pids_write(c, buf, len, true);
 }
 
-/* Per-thread credential switch: the raw syscalls, because glibc's wrappers
- * change every thread of the process. */
+/* Per-thread credential switch: raw system calls, because glibc's wrappers
+ * change every thread of the process. The kernel records these credentials
+ * with the open file (f_cred) and checks later writes against them. */
 int fs_open_as_caller(fuse_req_t req, const char *path, int flags)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
@@ -267,21 +269,46 @@ int fs_open_as_caller(fuse_req_t req, const char *path, int flags)
 		ng = 0; /* unknown: fewer rights, never more */
 	if (ng > (int)G_N_ELEMENTS(groups))
 		ng = G_N_ELEMENTS(groups);
-	gid_t saved[64];
-	int nsaved = getgroups(G_N_ELEMENTS(saved), saved);
+	gid_t saved_groups[64];
+	int nsaved = getgroups(G_N_ELEMENTS(saved_groups), saved_groups);
 	if (nsaved < 0)
 		return -errno;
-
-	if (syscall(SYS_setgroups, (size_t)ng, groups) < 0)
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct caps[2], none[2];
+	if (syscall(SYS_capget, &hdr, caps) < 0)
 		return -errno;
+
+	uid_t saved_fsuid = (uid_t)setfsuid((uid_t)-1);
+	gid_t saved_fsgid = (gid_t)setfsgid((gid_t)-1);
+	int fd = -1, err = EPERM;
+	if (syscall(SYS_setgroups, (size_t)ng, groups) < 0) {
+		err = errno;
+		goto restore;
+	}
 	setfsgid(ctx->gid);
 	setfsuid(ctx->uid);
-	int fd = (int)setfsuid((uid_t)-1) == (int)ctx->uid ? open(path, flags) : (errno = EPERM, -1);
-	int err = errno;
-	setfsuid(0);
-	setfsgid(0);
-	if (syscall(SYS_setgroups, (size_t)nsaved, saved) < 0)
-		g_error("cannot restore the daemon's groups after an open as uid %u: %s",
+	/* setfsuid cannot report failure; read it back */
+	if ((uid_t)setfsuid((uid_t)-1) != ctx->uid || (gid_t)setfsgid((gid_t)-1) != ctx->gid)
+		goto restore;
+	/* no capability either: e.g. CAP_SYS_RESOURCE decides what a PSI trigger may be */
+	memcpy(none, caps, sizeof none);
+	none[0].effective = none[1].effective = 0;
+	if (syscall(SYS_capset, &hdr, none) < 0) {
+		err = errno;
+		goto restore;
+	}
+	fd = open(path, flags);
+	err = errno;
+restore:
+	/* capabilities first: changing fsuid back needs CAP_SETUID */
+	if (syscall(SYS_capset, &hdr, caps) < 0)
+		g_error("cannot restore the daemon's capabilities after an open as uid %u: %s",
+			(unsigned)ctx->uid, g_strerror(errno));
+	setfsuid(saved_fsuid);
+	setfsgid(saved_fsgid);
+	if (syscall(SYS_setgroups, (size_t)nsaved, saved_groups) < 0 ||
+	    (uid_t)setfsuid((uid_t)-1) != saved_fsuid)
+		g_error("cannot restore the daemon's identity after an open as uid %u: %s",
 			(unsigned)ctx->uid, g_strerror(errno)); /* never serve on with a caller's rights */
 	return fd < 0 ? -err : fd;
 }
