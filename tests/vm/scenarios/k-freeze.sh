@@ -8,6 +8,7 @@ setknob "$cg" memory.high "$L"
 setknob "$cg" memory.max "$((L + 64 * MiB))"
 start_hog "$cg" 256
 wait_for 30000 above "$cg" $((L + MiB)) || fail "usage did not pass L+1MiB within 30 s"
+u0=$(current "$cg"); k0=$(hog_kb)
 setknob "$cg" cgroup.freeze 1
 wait_for 5000 frozen "$cg" || fail "cgroup.events did not say frozen within 5 s"
 tf=$WAITED_MS
@@ -23,5 +24,5 @@ setknob "$cg" cgroup.kill 1
 wait_for 5000 dead "$HOG_PID" || fail "frozen hog alive 5 s after cgroup.kill"
 tk=$(($(now_ms) - t0))
 wait_for 5000 unpopulated "$cg" || fail "cgroup still populated after cgroup.kill"
-pass "frozen in ${tf} ms at $(mib "$u1") MiB; over 1.5 s usage changed $d bytes, hog $k1->$k2 KiB;" \
+pass "freeze requested at $(mib "$u0") MiB (hog $k0 KiB), frozen after ${tf} ms at $(mib "$u1") MiB (hog $k1 KiB); over 1.5 s usage changed $d bytes, hog $k1->$k2 KiB;" \
 	"cgroup.kill on the frozen cgroup: hog dead in ${tk} ms, oom_kill $(evkey "$cg" oom_kill)"
