@@ -1,0 +1,29 @@
+# r-hierarchy: two children together exceed the parent's L; the parent's delay governs: both
+# children read under_oom 1, nothing dies before the parent's deadline, then the kernel kills.
+# timeout: 90
+. /oomd/lib.sh
+start_daemon /shadow
+L=$((48 * MiB))
+cg=$(mkcg h); s=/shadow${cg#$CGROOT}
+setknob "$s" cgroup.subtree_control +memory
+mkdir "$s/c1" "$s/c2" || fail "shadow mkdir children"
+setknob "$s" memory.max "$L"
+setknob "$s" memory.oom_delay_millisecs 1000
+uoom() { grep -q '^under_oom 1' "$1/memory.oom_control"; }
+k0=$(evkey "$cg" oom_kill)
+start_hog "$cg/c1" 32; p1=$HOG_PID
+start_hog "$cg/c2" 32; p2=$HOG_PID
+wait_for 30000 uoom "$s" || fail "no hold on the parent within 30 s"
+uoom "$s/c1" && uoom "$s/c2" || fail "children do not read under_oom 1 during the parent's hold"
+dl=$(($(odt xattr get "$cg" user.oomdelayfs.state | sed -n 's/.*deadline=\([0-9]*\).*/\1/p') / 1000000))
+while [ "$(now_ms)" -lt $((dl - 30)) ]; do
+	alive "$p1" && alive "$p2" || fail "a child hog died $((dl - $(now_ms))) ms before the parent's deadline"
+	[ "$(evkey "$cg" oom_kill)" = "$k0" ] || fail "oom_kill moved during the parent's delay"
+	usleep 20000
+done
+killed() { ! alive "$p1" || ! alive "$p2"; }
+wait_for 5000 killed || fail "no child hog killed 5 s after the parent's deadline"
+late=$(($(now_ms) - dl))
+k1=$(evkey "$cg" oom_kill)
+stop_daemon
+pass "parent L=48 MiB held both children; first victim $late ms after the deadline; oom_kill $k0->$k1"
