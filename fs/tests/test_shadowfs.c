@@ -550,3 +550,63 @@ Test(shadowfs, a_subtree_root_is_an_ordinary_memory_cgroup)
 	cr_assert_eq(w, 1, "write: %s", strerror(e));
 	cr_assert_eq(sr, 0, "children have their synthetic files");
 }
+
+static char *real_content(const char *rel)
+{
+	g_autofree char *p = g_build_filename(fixture, rel, NULL);
+	char *s = NULL;
+	cr_assert(g_file_get_contents(p, &s, NULL, NULL));
+	return s;
+}
+
+Test(shadowfs, procs_zero_means_the_caller)
+{
+	SKIP_UNLESS_READY();
+	put("a/cgroup.procs", "");
+	cr_assert_eq(poke("a/cgroup.procs", "0\n"), 0);
+	g_autofree char *got = real_content("a/cgroup.procs");
+	g_autofree char *want = g_strdup_printf("%d\n", (int)gettid());
+	cr_assert_str_eq(got, want, "the daemon must not move itself");
+	put("a/cgroup.procs", "");
+	cr_assert_eq(poke("a/cgroup.procs", "12"), 0, "same pid namespace: bytes unchanged");
+	g_autofree char *raw = real_content("a/cgroup.procs");
+	cr_assert_str_eq(raw, "12");
+}
+
+Test(shadowfs, procs_pids_are_translated_from_the_callers_namespace)
+{
+	SKIP_UNLESS_READY();
+	put("a/cgroup.procs", "");
+	g_autofree char *procs = in_mnt("a/cgroup.procs");
+	int pipefd[2];
+	cr_assert_eq(pipe(pipefd), 0);
+	pid_t outer = fork();
+	cr_assert_geq(outer, 0);
+	if (outer == 0) {
+		/* system calls only: the parent's FUSE threads serve us */
+		if (unshare(CLONE_NEWPID) != 0)
+			_exit(2);
+		pid_t inner = fork(); /* pid 1 of the new namespace */
+		if (inner < 0)
+			_exit(3);
+		if (inner == 0) {
+			int fd = open(procs, O_WRONLY);
+			_exit(fd >= 0 && write(fd, "1", 1) == 1 ? 0 : 4);
+		}
+		if (write(pipefd[1], &inner, sizeof inner) != sizeof inner)
+			_exit(5);
+		int st = 0;
+		waitpid(inner, &st, 0);
+		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 6);
+	}
+	pid_t inner = 0;
+	cr_assert_eq(read(pipefd[0], &inner, sizeof inner), (ssize_t)sizeof inner);
+	int st = 0;
+	cr_assert_eq(waitpid(outer, &st, 0), outer);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+	g_autofree char *got = real_content("a/cgroup.procs");
+	g_autofree char *want = g_strdup_printf("%d\n", (int)inner);
+	cr_assert_str_eq(got, want, "pid 1 of the caller's namespace is %d here", (int)inner);
+	close(pipefd[0]);
+	close(pipefd[1]);
+}
