@@ -42,6 +42,10 @@ int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, struct fuse_en
 	memset(e, 0, sizeof *e);
 	e->attr_timeout = 0.0;
 	e->entry_timeout = 0.0;
+	/* The kernel resolves these itself (we do not offer NFS export); ".." from
+	 * the root would step outside the served tree. */
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return EINVAL;
 
 	const fs_synth *s = synth_of(dir, name);
 	if (s) {
