@@ -172,7 +172,8 @@ void fs_ctlwatch_changed(fs_ctlwatch *w, uint64_t id)
 	for (guint i = 0; i < wake->len; i++) {
 		struct fuse_pollhandle *ph = g_ptr_array_index(wake, i);
 		int r = fuse_lowlevel_notify_poll(ph);
-		if (r < 0 && r != -ENOENT)
+		/* ENOENT: nobody waits any more; EBADF/ENODEV: the mount is going away */
+		if (r < 0 && r != -ENOENT && r != -EBADF && r != -ENODEV)
 			g_warning("memory.oom_control of cgroup %" G_GUINT64_FORMAT
 				  ": poll notification failed: %s", id, g_strerror(-r));
 		fuse_pollhandle_destroy(ph);

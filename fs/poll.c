@@ -33,7 +33,7 @@ static void notify(struct fuse_pollhandle *ph)
 {
 	int r = fuse_lowlevel_notify_poll(ph);
 	/* ENOENT: the kernel no longer waits on it (the poller went away). */
-	if (r < 0 && r != -ENOENT && r != -EBADF)
+	if (r < 0 && r != -ENOENT && r != -EBADF && r != -ENODEV)
 		g_warning("poll thread: notification failed: %s", g_strerror(-r));
 	fuse_pollhandle_destroy(ph);
 }
