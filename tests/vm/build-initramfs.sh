@@ -64,6 +64,10 @@ add_bin() { # path [mode]
 }
 
 add_bin "$FUSERMOUNT" 4755
+# glibc dlopens libgcc_s for pthread_cancel (libfuse cancels its workers on exit); ldd cannot see it
+for lib in /lib/x86_64-linux-gnu/libgcc_s.so.1 /usr/lib/x86_64-linux-gnu/libgcc_s.so.1; do
+	[ -e "$lib" ] && { mkdir -p "$ROOT$(dirname "$lib")"; cp -L "$lib" "$ROOT$lib"; break; }
+done
 for p in tests/vm/odt tests/vm/hellofs; do
 	[ -x "$BUILD/$p" ] || die "$BUILD/$p not built (run: meson compile -C $BUILD)"
 	add_bin "$BUILD/$p"
