@@ -14,6 +14,20 @@
 
 #include "fs_private.h"
 
+/* Regular files show the size sysfs shows (4096) instead of cgroupfs's 0. Since
+ * 6.5 FUSE serves splice/sendfile reads from the page cache even for direct_io
+ * files (filemap_splice_read), and a size of 0 makes them read nothing: busybox
+ * cat (sendfile) printed nothing on 6.12. The page-cache read asks us for the
+ * page, our short reply trims the kernel's size to the real length, and every
+ * open drops the cache again (no keep_cache). read(2) is direct and unaffected. */
+#define FS_REG_SIZE 4096
+
+static void kernel_facing_size(struct stat *st)
+{
+	if (S_ISREG(st->st_mode) && st->st_size < FS_REG_SIZE)
+		st->st_size = FS_REG_SIZE;
+}
+
 static int synth_stat(int dirfd, uint64_t id, const fs_synth *s, struct stat *st)
 {
 	if (fstat(dirfd, st) < 0)
@@ -22,7 +36,7 @@ static int synth_stat(int dirfd, uint64_t id, const fs_synth *s, struct stat *st
 	st->st_ino = id;
 	st->st_mode = S_IFREG | s->mode;
 	st->st_nlink = 1;
-	st->st_size = 0;
+	st->st_size = FS_REG_SIZE;
 	st->st_blocks = 0;
 	st->st_rdev = 0;
 	return 0;
@@ -73,6 +87,7 @@ int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, struct fuse_en
 	if (!n)
 		return err;
 	e->ino = n->nodeid;
+	kernel_facing_size(&e->attr);
 	return 0;
 }
 
@@ -114,6 +129,7 @@ static int node_stat(const fs_node *n, struct stat *st)
 		return synth_stat(n->fd, n->nodeid, n->syn, st);
 	if (fstatat(n->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
 		return errno;
+	kernel_facing_size(st);
 	return 0;
 }
 
