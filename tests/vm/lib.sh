@@ -15,7 +15,13 @@ _result() { # the first result of a scenario wins (fail may run in a subshell)
 	exit 0
 }
 pass() { _result "PASS $*"; }
-fail() { _result "FAIL $*"; }
+fail() {
+	if [ -n "${DAEMON_PID:-}" ] && [ -s /tmp/oomdelayfs.log ]; then
+		echo "--- last lines of the oomdelayfs log:"
+		tail -n 25 /tmp/oomdelayfs.log
+	fi
+	_result "FAIL $*"
+}
 skip() { _result "SKIP $*"; }
 log() { echo "$(now_ms) $*"; }
 
