@@ -70,7 +70,14 @@ for lib in /lib/x86_64-linux-gnu/libgcc_s.so.1 /usr/lib/x86_64-linux-gnu/libgcc_
 done
 for p in tests/vm/odt tests/vm/hellofs; do
 	[ -x "$BUILD/$p" ] || die "$BUILD/$p not built (run: meson compile -C $BUILD)"
-	add_bin "$BUILD/$p"
+done
+# every test program of tests/vm/progs (tests/vm/meson.build lists them)
+for p in "$BUILD"/tests/vm/*; do
+	[ -f "$p" ] && [ -x "$p" ] && add_bin "$p"
+done
+# cgroup-tools, for the legacy-tools scenarios (libcgroup finds the cgroup2 mount itself)
+for p in /usr/bin/cgset /usr/bin/cgget /usr/bin/cgcreate /usr/bin/cgexec; do
+	[ -x "$p" ] && add_bin "$p"
 done
 if [ -x "$BUILD/daemon/oomdelayfs" ]; then
 	add_bin "$BUILD/daemon/oomdelayfs"
