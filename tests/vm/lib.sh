@@ -114,18 +114,34 @@ start_daemon() {
 	log "oomdelayfs (pid $DAEMON_PID) mounted $SHADOW in ${WAITED_MS} ms"
 }
 _mounted() { awk -v m="$1" '$2 == m {f = 1} END {exit !f}' /proc/mounts; }
-# stop_daemon: SIGTERM, wait (5 s) for exit and unmount; SIGKILL and lazy unmount otherwise
+# stop_daemon: SIGTERM and wait (5 s) for the daemon to exit and unmount; otherwise SIGKILL,
+# and if it still hangs (e.g. in a request to its own mount) abort its FUSE connections.
+# Never blocks for more than about 10 s. Sets DAEMON_STOP (how it went) and DAEMON_STOP_MS.
 stop_daemon() {
 	[ -n "${DAEMON_PID:-}" ] || return 0
+	_t0=$(now_ms)
+	DAEMON_STOP=term
 	kill -TERM "$DAEMON_PID" 2>/dev/null
 	if ! wait_for 5000 dead "$DAEMON_PID"; then
-		echo "oomdelayfs did not exit on SIGTERM; killing it"
+		echo "stop_daemon: oomdelayfs did not exit within 5 s of SIGTERM; SIGKILL"
+		DAEMON_STOP=kill
 		kill -KILL "$DAEMON_PID" 2>/dev/null
+		if ! wait_for 2000 dead "$DAEMON_PID"; then
+			echo "stop_daemon: oomdelayfs hangs after SIGKILL; aborting FUSE connections"
+			DAEMON_STOP=abort
+			for _a in /sys/fs/fuse/connections/*/abort; do
+				[ -e "$_a" ] && echo 1 >"$_a" 2>/dev/null
+			done
+			wait_for 2000 dead "$DAEMON_PID" || DAEMON_STOP=hung
+		fi
 	fi
-	wait "$DAEMON_PID" 2>/dev/null
+	dead "$DAEMON_PID" && wait "$DAEMON_PID" 2>/dev/null
 	if _mounted "$SHADOW"; then
-		fusermount3 -u "$SHADOW" 2>/dev/null || umount -l "$SHADOW" 2>/dev/null
+		echo "stop_daemon: $SHADOW still mounted after the daemon ${DAEMON_STOP}; lazy unmount"
+		umount -l "$SHADOW" 2>/dev/null
 	fi
+	DAEMON_STOP_MS=$(($(now_ms) - _t0))
+	echo "stop_daemon: $DAEMON_STOP, ${DAEMON_STOP_MS} ms"
 	DAEMON_PID=''
 }
 

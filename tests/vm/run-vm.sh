@@ -7,7 +7,8 @@
 # panic, a missing result or a VM time-out.
 #
 # Environment: OOMD_KERNEL_CACHE (kernel cache, default /var/cache/oomdelayfs/kernels),
-# OOMD_VM_KVM=1 (use KVM instead of TCG), OOMD_VM_TIMEOUT (seconds per VM, default 900),
+# OOMD_VM_KVM=1 (use KVM instead of TCG), OOMD_VM_TIMEOUT (seconds per VM; default: the sum of
+# the selected scenarios' time-outs plus 120),
 # OOMD_VM_PARALLEL=0 (boot the kernels one after the other), OOMD_VM_MEM (MiB, default 1024),
 # OOMD_VM_SMP (default 2), OOMD_VM_SCENARIO_TIMEOUT (default per-scenario timeout, 60).
 set -eu
@@ -19,7 +20,6 @@ SCENARIOS=''
 BUILD=''
 LIST=0
 CACHE=${OOMD_KERNEL_CACHE:-/var/cache/oomdelayfs/kernels}
-VMTIMEOUT=${OOMD_VM_TIMEOUT:-900}
 
 die() { echo "run-vm: ERROR: $*" >&2; exit 2; }
 usage() { sed -n '2,13s/^# \{0,1\}//p' "$0"; exit 2; }
@@ -56,6 +56,17 @@ fi
 [ -d "$BUILD" ] || die "build dir $BUILD does not exist (meson setup build && meson compile -C build)"
 BUILD=$(cd "$BUILD" && pwd)
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not found (apt-get install qemu-system-x86)"
+
+# global VM time-out: the selected scenarios' time-outs plus two minutes for boot and clean-up
+if [ -n "${OOMD_VM_TIMEOUT:-}" ]; then
+	VMTIMEOUT=$OOMD_VM_TIMEOUT
+else
+	VMTIMEOUT=120
+	for s in $SCENARIOS; do
+		t=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "$HERE/scenarios/$s.sh" | head -n 1)
+		VMTIMEOUT=$((VMTIMEOUT + ${t:-${OOMD_VM_SCENARIO_TIMEOUT:-60}} + 2))
+	done
+fi
 
 OUTDIR=$BUILD/vm
 mkdir -p "$OUTDIR"
@@ -97,6 +108,27 @@ for k in $KERNELS; do
 		boot "$k"
 	fi
 done
+# progress while the VMs run: each result line as it arrives
+shown=''
+progress() {
+	for k in $KERNELS; do
+		[ -f "$OUTDIR/serial-$k.log" ] || continue
+		cat "$OUTDIR/serial-$k.log" 2>/dev/null | tr -d '\r' | grep -ao 'RESULT .*' | while read -r line; do
+			case " $shown " in *" $(echo "$line" | awk '{print $2 "/" $3}') "*) continue ;; esac
+			echo "  ... $(echo "$line" | cut -c8- | cut -c1-150)"
+		done
+		shown="$shown $(cat "$OUTDIR/serial-$k.log" 2>/dev/null | tr -d '\r' | grep -ao 'RESULT .*' | awk '{print $2 "/" $3}' | tr '\n' ' ')"
+	done
+}
+if [ -n "$pids" ]; then
+	while :; do
+		running=0
+		for p in $pids; do kill -0 "$p" 2>/dev/null && running=1; done
+		progress
+		[ "$running" = 1 ] || break
+		sleep 2
+	done
+fi
 for p in $pids; do wait "$p" || true; done
 
 passed=0 failed=0 skipped=0
