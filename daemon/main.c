@@ -129,6 +129,7 @@ int main(int argc, char **argv)
 	fo.allow_other = o.allow_other;
 	if (o.max_threads)
 		fo.max_threads = o.max_threads;
+	fo.v1_layout = o.v1_layout;
 	fo.debug = o.debug;
 
 	daemon_ctx d = { .ctl = ctl };

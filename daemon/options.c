@@ -106,6 +106,24 @@ static gboolean opt_margin(const gchar *name, const gchar *value, gpointer data,
 	return opt_size(name, value, &p->o->cfg.freeze_margin_bytes, err);
 }
 
+static gboolean opt_layout(const gchar *name, const gchar *value, gpointer data, GError **err)
+{
+	parse_ctx *p = data;
+	if (strcmp(value, "v2") == 0 || strcmp(value, "v1") == 0) {
+		p->o->v1_layout = value[1] == '1';
+		return TRUE;
+	}
+	g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+		    "%s: \"%s\" is not a layout (v2 or v1)", name, value);
+	return FALSE;
+}
+
+static gboolean opt_protect(const gchar *name, const gchar *value, gpointer data, GError **err)
+{
+	parse_ctx *p = data;
+	return opt_size(name, value, &p->o->protect_min, err);
+}
+
 static gboolean opt_threads(const gchar *name, const gchar *value, gpointer data, GError **err)
 {
 	parse_ctx *p = data;
@@ -149,6 +167,16 @@ int od_options_parse(od_options *o, int argc, char **argv, GError **err)
 		  "the hold ends. Default 8M.", "SIZE" },
 		{ "max-threads", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)opt_threads,
 		  "Bound on FUSE worker threads (a blocking memory.max write pins one). Default 16.", "N" },
+		{ "layout", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)opt_layout,
+		  "\"v2\" (default): the real cgroup-v2 files plus the synthetic ones. \"v1\": the "
+		  "cgroup-v1 memory layout legacy tools expect (memory.limit_in_bytes, "
+		  "memory.usage_in_bytes, tasks, ... mapped to the v2 files; see the README's table).",
+		  "v2|v1" },
+		{ "protect", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)opt_protect,
+		  "Move the daemon into a cgroup of its own (oomdelayfs.daemon under the cgroup root) "
+		  "with memory.min = SIZE, so that it keeps its memory under global pressure. "
+		  "Default: stay in the cgroup it was started in (systemd's MemoryMin= does the same).",
+		  "SIZE" },
 		{ "no-allow-other", 0, 0, G_OPTION_ARG_NONE, &p.no_allow_other,
 		  "Serve only root (no allow_other). By default every user may use the shadow tree "
 		  "and the kernel checks them against the real owners and modes (default_permissions).",

@@ -19,6 +19,7 @@ typedef struct {
 	bool default_permissions;  /* default true: the kernel checks callers against real modes */
 	unsigned max_threads;      /* worker bound (default 16) */
 	bool debug;                /* libfuse debug output */
+	bool v1_layout;            /* serve the cgroup-v1 memory layout instead of v2 */
 } od_shadowfs_opts;
 
 typedef struct od_shadowfs od_shadowfs;
