@@ -1,6 +1,7 @@
 #!/bin/sh
 # Runs every test: installs what is needed, builds with -Werror, runs the criterion
-# unit tests and the real-kernel scenarios in the VM on Debian's 6.1 and 6.12 kernels.
+# unit tests, a short fuzz run, and the real-kernel scenarios in the VM on Debian's 6.1
+# and 6.12 kernels.
 # Usage: scripts/test.sh [BUILD_DIR]   (default: build)
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -10,5 +11,7 @@ if [ ! -f "$build/build.ninja" ]; then
 	meson setup "$build" "$top"
 fi
 meson compile -C "$build"
-meson test -C "$build" --print-errorlogs --suite unit
+meson test -C "$build" --print-errorlogs --suite unit --suite fs
+# a short fuzz run of every parser of user input (tests/fuzz/run.sh RUNS for a longer one)
+"$top/tests/fuzz/run.sh" "${OOMD_FUZZ_RUNS:-20000}" "$build-fuzz"
 meson test -C "$build" --print-errorlogs --suite vm --verbose
