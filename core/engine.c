@@ -320,13 +320,21 @@ static void freeze_if_escaping(oe_engine *e, node *n, const oe_reading *r, oe_ac
 	emit(out, OE_ACT_FREEZE, n->id, 0);
 }
 
-/* rules 3, 4, 5, 8: what a held cgroup's latest reading means. */
-static void decide_held(oe_engine *e, node *n, int64_t now, const oe_reading *r, oe_actions *out)
+/* rules 3, 4, 5, 8: what a held cgroup's latest reading means. `pressed` says the
+ * kernel throttled it again since the previous reading. */
+static void decide_held(oe_engine *e, node *n, int64_t now, const oe_reading *r, bool pressed,
+			oe_actions *out)
 {
-	if (r->current <= n->limit) {
-		end_hold(e, n, out); /* rule 5: it fits again; held tasks run on */
+	/* rule 5: it fits again and nothing pushes against the limit any more. Usage
+	 * dips under L for a moment while the kernel reclaims at memory.high; ending
+	 * the hold then would spend the one-shot delay and hand the cgroup to the
+	 * kernel's immediate kill. */
+	if (r->current <= n->limit && !pressed) {
+		end_hold(e, n, out);
 		return;
 	}
+	if (r->current <= n->limit)
+		return;
 	if (n->delay_spent && !n->disable) {
 		kill_now(e, n, now, out); /* rule 3; rule 4/8: never while D = 1 */
 		return;
@@ -581,6 +589,7 @@ void oe_sample(oe_engine *e, int64_t now, uint64_t id, const oe_reading *r, oe_a
 		notify_native_oom(e, n, r, now, out);
 	if (n->have_reading && r->local_oom_kill != n->last.local_oom_kill)
 		emit(out, OE_ACT_CHANGED, n->id, 0); /* rule 10: oom_kill moved */
+	bool pressed = n->have_reading && r->ev_high > n->last.ev_high;
 	n->last = *r;
 	n->have_reading = true;
 
@@ -588,7 +597,7 @@ void oe_sample(oe_engine *e, int64_t now, uint64_t id, const oe_reading *r, oe_a
 		start_hold(e, n, now, out);
 		freeze_if_escaping(e, n, r, out);
 	} else if (n->in_hold) {
-		decide_held(e, n, now, r, out);
+		decide_held(e, n, now, r, pressed, out);
 	}
 }
 

@@ -632,6 +632,28 @@ Test(rule5, usage_back_under_L_ends_hold)
 	NONE_OF(OE_ACT_KILL_KERNEL);
 }
 
+Test(rule5, dip_under_L_while_still_throttled_keeps_the_hold)
+{
+	/* At memory.high = L the kernel reclaims usage just under L for a moment while
+	 * the tasks still push: that is not a recovery (it would spend the delay and
+	 * let the kernel kill at once). */
+	int64_t t0 = hold_A(1000);
+	now_ns = t0 + MS(100);
+	oe_reading r = {.current = LA + MiB, .ev_high = 10};
+	sample_r(A, &r);
+	now_ns = t0 + MS(110);
+	clr();
+	r.current = LA - 4096;
+	r.ev_high = 25;
+	sample_r(A, &r);
+	cr_assert(view(A).in_hold, "a dip under L with high events still rising ended the hold: %s", dump());
+	NONE_OF(OE_ACT_SET_MAX);
+	now_ns = t0 + MS(120);
+	clr();
+	sample_r(A, &r); /* same high count: the pressure is gone */
+	cr_assert_not(view(A).in_hold);
+}
+
 Test(rule5, recovery_hands_back_consumed_cgroup)
 {
 	int64_t t0 = hold_A(1000);
