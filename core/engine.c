@@ -6,7 +6,7 @@
  *   rule 2 (delay, onset)      start_hold()
  *   rule 3 (kill after delay)  decide_held()
  *   rule 4, 8 (disable wins)   decide_held(), oe_write_disable()
- *   rule 5 (recovery)          decide_held()
+ *   rule 5 (recovery)          recovered()
  *   rule 6 (re-arm)            rearm()
  *   rule 7 (inheritance)       oe_cgroup_add()
  *   rule 9 (guarantee)         check_promise()
@@ -31,6 +31,7 @@ struct node {
 
 	bool in_hold, delay_spent, frozen;
 	int64_t deadline, next_sample;
+	int64_t calm_since; /* first quiet reading under L in a row, or OE_NO_DEADLINE */
 
 	uint64_t group_kills;
 	bool have_reading;
@@ -279,6 +280,7 @@ static void start_hold(oe_engine *e, node *n, int64_t now, oe_actions *out)
 	n->delay_spent = n->delay_ms == 0;
 	n->delay_ms = 0; /* one-shot, as in the patch: it reads 0 from now on */
 	n->next_sample = now + e->cfg.sample_interval_ns;
+	n->calm_since = OE_NO_DEADLINE;
 	reconcile(e, n, out);
 	notify_subtree(e, n, out);
 	under_oom_changed(e, n, out);
@@ -320,21 +322,41 @@ static void freeze_if_escaping(oe_engine *e, node *n, const oe_reading *r, oe_ac
 	emit(out, OE_ACT_FREEZE, n->id, 0);
 }
 
+/* A throttled task sleeps up to 2 s per charge in the kernel's memory.high penalty
+ * (MEMCG_MAX_HIGH_DELAY_JIFFIES), making no high events meanwhile: quiet readings
+ * at L prove nothing until that long has passed. */
+#define CALM_NS (2100 * NS_PER_MS)
+/* Reclaim at memory.high leaves usage a few pages under L; a drop further than
+ * this is memory really given back (a task exited, was killed, L was raised). */
+#define RECLAIM_DIP_BYTES (256u << 10)
+
+/* rule 5: has the OOM condition of a held cgroup really gone? */
+static bool recovered(node *n, int64_t now, const oe_reading *r, bool pressed)
+{
+	if (r->current > n->limit || pressed) {
+		n->calm_since = OE_NO_DEADLINE;
+		return false;
+	}
+	if (n->limit - r->current >= RECLAIM_DIP_BYTES)
+		return true;
+	/* Just under L: a reclaim dip, or tasks moved out whose charges stay behind
+	 * (cgroup v2 does not move charges). Recovered once nothing pushed for a while. */
+	if (n->calm_since == OE_NO_DEADLINE)
+		n->calm_since = now;
+	return now - n->calm_since >= CALM_NS;
+}
+
 /* rules 3, 4, 5, 8: what a held cgroup's latest reading means. `pressed` says the
  * kernel throttled it again since the previous reading. */
 static void decide_held(oe_engine *e, node *n, int64_t now, const oe_reading *r, bool pressed,
 			oe_actions *out)
 {
-	/* rule 5: it fits again and nothing pushes against the limit any more. Usage
-	 * dips under L for a moment while the kernel reclaims at memory.high; ending
-	 * the hold then would spend the one-shot delay and hand the cgroup to the
-	 * kernel's immediate kill. */
-	if (r->current <= n->limit && !pressed) {
-		end_hold(e, n, out);
+	if (recovered(n, now, r, pressed)) {
+		end_hold(e, n, out); /* held tasks run on */
 		return;
 	}
 	if (r->current <= n->limit)
-		return;
+		return; /* not over L at this instant: neither a kill nor a freeze is due */
 	if (n->delay_spent && !n->disable) {
 		kill_now(e, n, now, out); /* rule 3; rule 4/8: never while D = 1 */
 		return;
@@ -401,6 +423,7 @@ static node *new_node(oe_engine *e, uint64_t id, node *parent)
 	n->prev_max = OE_UNLIMITED;
 	n->deadline = OE_NO_DEADLINE;
 	n->next_sample = OE_NO_DEADLINE;
+	n->calm_since = OE_NO_DEADLINE;
 	n->quiet_until = INT64_MIN;
 	if (parent) {
 		n->sibling = parent->child;

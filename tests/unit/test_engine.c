@@ -648,9 +648,35 @@ Test(rule5, dip_under_L_while_still_throttled_keeps_the_hold)
 	sample_r(A, &r);
 	cr_assert(view(A).in_hold, "a dip under L with high events still rising ended the hold: %s", dump());
 	NONE_OF(OE_ACT_SET_MAX);
+	/* quiet just under L: a task may sleep up to 2 s in the high penalty */
 	now_ns = t0 + MS(120);
-	clr();
-	sample_r(A, &r); /* same high count: the pressure is gone */
+	sample_r(A, &r);
+	cr_assert(view(A).in_hold, "quiet for 10 ms just under L ended the hold");
+	now_ns = t0 + MS(1500);
+	sample_r(A, &r);
+	cr_assert(view(A).in_hold, "quiet for 1.4 s just under L ended the hold");
+	now_ns = t0 + MS(2300);
+	sample_r(A, &r); /* quiet for longer than any penalty sleep: the pressure is gone */
+	cr_assert_not(view(A).in_hold);
+}
+
+Test(rule5, quiet_streak_restarts_when_pressure_returns)
+{
+	int64_t t0 = hold_A(60000);
+	oe_reading r = {.current = LA - 4096, .ev_high = 5};
+	now_ns = t0 + MS(100);
+	sample_r(A, &r);
+	now_ns = t0 + MS(1500);
+	r.ev_high = 6; /* pushed again */
+	sample_r(A, &r);
+	now_ns = t0 + MS(2500);
+	sample_r(A, &r);
+	cr_assert(view(A).in_hold, "the quiet streak did not restart after new pressure");
+	now_ns = t0 + MS(4000); /* quiet since 2500 only */
+	sample_r(A, &r);
+	cr_assert(view(A).in_hold, "the quiet streak counted from before the last push");
+	now_ns = t0 + MS(4700);
+	sample_r(A, &r);
 	cr_assert_not(view(A).in_hold);
 }
 
@@ -658,6 +684,9 @@ Test(rule5, recovery_hands_back_consumed_cgroup)
 {
 	int64_t t0 = hold_A(1000);
 	now_ns = t0 + MS(300);
+	sample(A, LA);
+	/* exactly at L and quiet: recovered once no penalty sleep can hide a push */
+	now_ns = t0 + MS(300) + MS(2200);
 	clr();
 	sample(A, LA);
 	/* T consumed and D = 0: back to the kernel */
