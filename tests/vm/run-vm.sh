@@ -1,5 +1,6 @@
 #!/bin/sh
 # run-vm.sh [--kernel 6.1|6.12|all] [--scenario NAME]... [--build-dir DIR] [--list]
+# (without --scenario: every scenario but the bench-* benchmarks and the demo)
 #
 # Runs the scenarios (tests/vm/scenarios/*.sh) inside QEMU on Debian's 6.1 and 6.12 cloud
 # kernels. Prints "PASS|FAIL|SKIP <kernel> <scenario>  <figures or reason>" per scenario and
@@ -22,7 +23,7 @@ LIST=0
 CACHE=${OOMD_KERNEL_CACHE:-/var/cache/oomdelayfs/kernels}
 
 die() { echo "run-vm: ERROR: $*" >&2; exit 2; }
-usage() { sed -n '2,13s/^# \{0,1\}//p' "$0"; exit 2; }
+usage() { sed -n '2,14s/^# \{0,1\}//p' "$0"; exit 2; }
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -46,7 +47,9 @@ all) KERNELS="6.1 6.12" ;;
 *) die "--kernel must be 6.1, 6.12 or all" ;;
 esac
 if [ -z "$SCENARIOS" ]; then
-	SCENARIOS=$ALL
+	# benchmarks (bench-*, tests/vm/bench.sh) and the demo (scripts/run.sh) print figures
+	# but test nothing new: they run only when named
+	SCENARIOS=$(echo "$ALL" | grep -v -e '^bench-' -e '^demo$' -e '^zz-')
 else
 	for s in $SCENARIOS; do
 		echo "$ALL" | grep -qx "$s" || die "no scenario '$s' (see --list)"
