@@ -146,3 +146,28 @@ stop_daemon() {
 }
 
 # the scenario's own leftovers are killed by the runner (cgroup.kill on its cgroups)
+
+# held_until DEADLINE_MS CG K0 PID...: until DEADLINE_MS (CLOCK_MONOTONIC ms), fail if CG's
+# oom_kill leaves K0 or a PID dies. The clock is read after the checks, so a slow shell (TCG)
+# never blames the daemon for a kill that came after the deadline.
+held_until() {
+	_dl=$1 _hcg=$2 _k0=$3
+	shift 3
+	while :; do
+		_k=$(evkey "$_hcg" oom_kill)
+		_dead=''
+		for _p in "$@"; do alive "$_p" || _dead=$_p; done
+		_t=$(now_ms)
+		[ "$_t" -lt "$_dl" ] || return 0
+		[ "$_k" = "$_k0" ] || fail "real oom_kill moved $((_dl - _t)) ms before the deadline (rule 9)"
+		[ -z "$_dead" ] || fail "pid $_dead died $((_dl - _t)) ms before the deadline"
+		usleep 20000
+	done
+}
+# deadline_ms CG: the hold's deadline from the daemon's persisted state (CLOCK_BOOTTIME =
+# CLOCK_MONOTONIC in the VM, which never suspends)
+deadline_ms() {
+	_d=$(odt xattr get "$1" user.oomdelayfs.state | sed -n 's/.*deadline=\([0-9]*\).*/\1/p')
+	[ -n "$_d" ] || fail "no deadline in the persisted state of $1"
+	echo $((_d / 1000000))
+}

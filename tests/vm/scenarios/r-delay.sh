@@ -23,15 +23,9 @@ wait_for 5000 uoom "$s" || fail "under_oom did not become 1 within 5 s of usage 
 tu=$(now_ms)
 uoom "$s/w" || fail "under_oom of the child (where the hog runs) is not 1 during the parent's hold (rule 12)"
 [ "$(cat "$s/memory.oom_delay_millisecs")" = 0 ] || fail "T reads $(cat "$s/memory.oom_delay_millisecs") during the hold, not 0 (one-shot)"
-dl=$(odt xattr get "$cg" user.oomdelayfs.state | sed -n 's/.*deadline=\([0-9]*\).*/\1/p')
-[ -n "$dl" ] || fail "no deadline in the persisted state"
-dl=$((dl / 1000000))
+dl=$(deadline_ms "$cg")
 onset=$((dl - 1000))
-while [ "$(now_ms)" -lt $((dl - 30)) ]; do
-	alive "$HOG_PID" || fail "hog died $((dl - $(now_ms))) ms before the deadline"
-	[ "$(evkey "$cg" oom_kill)" = "$k0" ] || fail "real oom_kill moved during the delay (rule 9)"
-	usleep 20000
-done
+held_until "$dl" "$cg" "$k0" "$HOG_PID"
 wait_for 5000 dead "$HOG_PID" || fail "hog still alive 5 s after the deadline"
 tk=$(now_ms)
 k1=$(evkey "$cg" oom_kill)

@@ -15,12 +15,8 @@ start_hog "$cg/c1" 32; p1=$HOG_PID
 start_hog "$cg/c2" 32; p2=$HOG_PID
 wait_for 30000 uoom "$s" || fail "no hold on the parent within 30 s"
 uoom "$s/c1" && uoom "$s/c2" || fail "children do not read under_oom 1 during the parent's hold"
-dl=$(($(odt xattr get "$cg" user.oomdelayfs.state | sed -n 's/.*deadline=\([0-9]*\).*/\1/p') / 1000000))
-while [ "$(now_ms)" -lt $((dl - 30)) ]; do
-	alive "$p1" && alive "$p2" || fail "a child hog died $((dl - $(now_ms))) ms before the parent's deadline"
-	[ "$(evkey "$cg" oom_kill)" = "$k0" ] || fail "oom_kill moved during the parent's delay"
-	usleep 20000
-done
+dl=$(deadline_ms "$cg")
+held_until "$dl" "$cg" "$k0" "$p1" "$p2"
 killed() { ! alive "$p1" || ! alive "$p2"; }
 wait_for 5000 killed || fail "no child hog killed 5 s after the parent's deadline"
 late=$(($(now_ms) - dl))

@@ -5,22 +5,18 @@
 start_daemon /shadow
 L=$((32 * MiB))
 uoom() { grep -q '^under_oom 1' "$1/memory.oom_control"; }
-deadline() { odt xattr get "$1" user.oomdelayfs.state | sed -n 's/.*deadline=\([0-9]*\).*/\1/p'; }
 cg=$(mkcg a); s=/shadow${cg#$CGROOT}
 setknob "$s" memory.max "$L"
 setknob "$s" memory.oom_delay_millisecs 1000
 start_hog "$cg" 256
 wait_for 30000 uoom "$s" || fail "no hold within 30 s"
-d1=$(($(deadline "$cg") / 1000000))
+d1=$(deadline_ms "$cg")
 odt sleep 500
 tw=$(now_ms)
 setknob "$s" memory.oom_delay_millisecs 1500
-d2=$(($(deadline "$cg") / 1000000))
+d2=$(deadline_ms "$cg")
 [ $((d2 - tw)) -ge 1450 ] && [ $((d2 - tw)) -le 1750 ] || fail "new deadline $((d2 - tw)) ms after the re-arm, not ~1500"
-while [ "$(now_ms)" -lt $((d2 - 30)) ]; do
-	alive "$HOG_PID" || fail "hog died $((d2 - $(now_ms))) ms before the re-armed deadline (old one was $((d2 - d1)) ms earlier)"
-	usleep 20000
-done
+held_until "$d2" "$cg" "$(evkey "$cg" oom_kill)" "$HOG_PID"
 wait_for 5000 dead "$HOG_PID" || fail "hog alive 5 s after the re-armed deadline"
 late=$(($(now_ms) - d2))
 # re-arm with 0: kill now
