@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fs_private.h"
+#include "v1layout.h"
 
 typedef struct {
 	char *name;
@@ -24,6 +25,7 @@ typedef struct {
 	GArray *ents; /* fs_dirent; NULL until the first listing */
 	uint64_t nodeid;
 	bool is_root;
+	bool v1; /* the v1 layout: cgroups and the v1 table only */
 } fs_dir;
 
 static void dirent_clear(gpointer p)
@@ -66,6 +68,7 @@ void fs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	d->dp = dp;
 	d->nodeid = n->nodeid;
 	d->is_root = n->cg_is_root;
+	d->v1 = fs_of(req)->opts.v1_layout;
 	fi->fh = (uintptr_t)d;
 	fi->cache_readdir = 0;
 	fi->keep_cache = 0;
@@ -92,15 +95,17 @@ static int refresh(fs_dir *d)
 			}
 			break;
 		}
-		const fs_synth *s = fs_synth_find(de->d_name);
-		if (s && fs_synth_present(s, kind))
+		if (!fs_v1_shows_real(d->v1, de->d_type == DT_DIR))
+			continue;
+		const fs_synth *s = fs_layout_find(d->v1, de->d_name);
+		if (s && fs_layout_present(d->v1, s, kind, dirfd(d->dp)))
 			continue; /* ours shadows a real file of that name */
 		fs_dirent e = { g_strdup(de->d_name), de->d_ino, de->d_type };
 		g_array_append_val(ents, e);
 	}
-	for (unsigned i = 0; i < fs_synth_count(); i++) {
-		const fs_synth *s = fs_synth_at(i);
-		if (!fs_synth_present(s, kind))
+	for (unsigned i = 0; i < fs_layout_count(d->v1); i++) {
+		const fs_synth *s = fs_layout_at(d->v1, i);
+		if (!fs_layout_present(d->v1, s, kind, dirfd(d->dp)))
 			continue;
 		fs_dirent e = { g_strdup(s->name), fs_inodes_synth_id(d->nodeid, s), DT_REG };
 		g_array_append_val(ents, e);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fs_private.h"
+#include "v1layout.h"
 
 /* Regular files show the size sysfs shows (4096) instead of cgroupfs's 0. Since
  * 6.5 FUSE serves splice/sendfile reads from the page cache even for direct_io
@@ -43,12 +44,13 @@ static int synth_stat(int dirfd, uint64_t id, const fs_synth *s, struct stat *st
 }
 
 /* A synthetic name of dir, when dir is a memory cgroup that carries it. */
-static const fs_synth *synth_of(const fs_node *dir, const char *name)
+static const fs_synth *synth_of(const od_shadowfs *fs, const fs_node *dir, const char *name)
 {
-	const fs_synth *s = fs_synth_find(name);
+	bool v1 = fs->opts.v1_layout;
+	const fs_synth *s = fs_layout_find(v1, name);
 	if (!s || (s->flags & FS_SYN_VIRTUAL))
 		return NULL;
-	return fs_synth_present(s, fs_memcg_kind_of(dir->fd, dir->cg_is_root)) ? s : NULL;
+	return fs_layout_present(v1, s, fs_memcg_kind_of(dir->fd, dir->cg_is_root), dir->fd) ? s : NULL;
 }
 
 int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, struct fuse_entry_param *e)
@@ -61,7 +63,7 @@ int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, struct fuse_en
 	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
 		return EINVAL;
 
-	const fs_synth *s = synth_of(dir, name);
+	const fs_synth *s = synth_of(fs, dir, name);
 	if (s) {
 		int err = synth_stat(dir->fd, 0, s, &e->attr);
 		if (err)
@@ -81,6 +83,10 @@ int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, struct fuse_en
 		int err = errno;
 		close(fd);
 		return err;
+	}
+	if (!fs_v1_shows_real(fs->opts.v1_layout, S_ISDIR(e->attr.st_mode))) {
+		close(fd);
+		return ENOENT; /* the v1 view shows cgroups and its own files only */
 	}
 	int err = 0;
 	fs_node *n = fs_inodes_intern_real(fs->inodes, dir, fd, &e->attr, name, &err);
@@ -283,11 +289,13 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 		fuse_reply_err(req, ESTALE);
 		return;
 	}
-	if (synth_of(dir, name)) {
+	if (synth_of(fs_of(req), dir, name)) {
 		fuse_reply_err(req, EEXIST);
 		return;
 	}
 	mode &= 07777; /* the kernel already applied the caller's umask */
+	if (fs->opts.v1_layout)
+		fs_v1_before_mkdir(dir->fd);
 	if (mkdirat(dir->fd, name, mode) < 0) {
 		fuse_reply_err(req, errno);
 		return;
@@ -344,7 +352,7 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, ESTALE);
 		return;
 	}
-	if (synth_of(dir, name)) {
+	if (synth_of(fs_of(req), dir, name)) {
 		fuse_reply_err(req, EPERM); /* as for any cgroup file */
 		return;
 	}
@@ -361,7 +369,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		fuse_reply_err(req, ESTALE);
 		return;
 	}
-	if (synth_of(a, name) || synth_of(b, newname)) {
+	if (synth_of(fs, a, name) || synth_of(fs, b, newname)) {
 		fuse_reply_err(req, EPERM);
 		return;
 	}
@@ -392,7 +400,7 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 		fuse_reply_err(req, ESTALE);
 		return;
 	}
-	if (synth_of(dir, name)) {
+	if (synth_of(fs_of(req), dir, name)) {
 		fuse_reply_err(req, EEXIST);
 		return;
 	}
@@ -411,7 +419,7 @@ static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 		fuse_reply_err(req, ESTALE);
 		return;
 	}
-	if (synth_of(dir, name)) {
+	if (synth_of(fs_of(req), dir, name)) {
 		fuse_reply_err(req, EEXIST);
 		return;
 	}
@@ -431,7 +439,7 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 		fuse_reply_err(req, ESTALE);
 		return;
 	}
-	if ((n->syn && !(n->syn->flags & FS_SYN_VIRTUAL)) || synth_of(dir, newname)) {
+	if ((n->syn && !(n->syn->flags & FS_SYN_VIRTUAL)) || synth_of(fs, dir, newname)) {
 		fuse_reply_err(req, EPERM);
 		return;
 	}

@@ -23,6 +23,7 @@ void od_shadowfs_opts_defaults(od_shadowfs_opts *o)
 	o->default_permissions = true;
 	o->max_threads = FS_DEFAULT_THREADS;
 	o->debug = false;
+	o->v1_layout = false;
 }
 
 /* The process umask without changing it (umask(2) cannot read without writing,
