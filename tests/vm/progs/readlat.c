@@ -1,0 +1,298 @@
+/* readlat - read-latency and OOM-delay timing benchmark for the VM (tests/vm/scenarios/bench-*).
+ *
+ *   readlat lat FILE [N]
+ *       read FILE N times (default 2000, after 20 warm-up reads) in two ways and print
+ *           pread N MEDIAN P99 MEAN      (pread from offset 0 on one open fd)
+ *           open  N MEDIAN P99 MEAN      (open + read until EOF + close)
+ *       times in microseconds (CLOCK_MONOTONIC).
+ *
+ *   readlat trial CGDIR LIMIT_BYTES DELAY_MS [--timeout MS] [--poll-us N] -- CMD [ARGS...]
+ *       one OOM-delay trial on the REAL cgroup CGDIR (its memory.max L and delay T already set
+ *       through the shadow tree): open CGDIR/memory.current, fork CMD (the hog, which joins the
+ *       cgroup itself), poll memory.current every N us (default 200) until it exceeds L (t_over),
+ *       then poll the xattr user.oomdelayfs.state of CGDIR for deadline=<ns> (every N us), then
+ *       wait for the hog's death with a pidfd (t_dead; waitpid reaps it). All times on
+ *       CLOCK_BOOTTIME, the daemon's clock. Prints
+ *           detect_ms=D late_ms=K over_ns=.. deadline_ns=.. dead_ns=.. sig=S
+ *       where D = (deadline - T) - t_over (daemon onset after the poller saw usage > L) and
+ *       K = t_dead - deadline. Exit 1 on a time-out or if the hog ended without a signal.
+ *
+ *   readlat stats [LABEL]
+ *       read numbers from stdin, print "LABEL n=N min=.. median=.. p95=.. max=.." (nearest rank)
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h> /* NAN */
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+static void die(const char *msg)
+{
+	fprintf(stderr, "readlat: %s\n", msg);
+	exit(1);
+}
+
+static int64_t ns_of(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* nearest-rank percentile of a sorted array */
+static double pct(const double *v, size_t n, double p)
+{
+	if (n == 0)
+		return NAN;
+	double x = p / 100.0 * (double)n;
+	size_t r = (size_t)x;
+	if ((double)r < x)
+		r++;
+	if (r < 1)
+		r = 1;
+	if (r > n)
+		r = n;
+	return v[r - 1];
+}
+
+static void summary(const char *label, double *v, size_t n)
+{
+	double sum = 0;
+	for (size_t i = 0; i < n; i++)
+		sum += v[i];
+	qsort(v, n, sizeof *v, cmp_double);
+	printf("%-5s %zu %.1f %.1f %.1f\n", label, n, pct(v, n, 50), pct(v, n, 99), sum / (double)n);
+}
+
+static int cmd_lat(int argc, char **argv)
+{
+	if (argc < 1)
+		die("usage: readlat lat FILE [N]");
+	const char *file = argv[0];
+	long n = argc > 1 ? strtol(argv[1], NULL, 10) : 2000;
+	if (n < 1)
+		die("bad N");
+	double *v = calloc((size_t)n, sizeof *v);
+	if (!v)
+		die("out of memory");
+	char buf[65536];
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		perror(file);
+		return 1;
+	}
+	for (int i = 0; i < 20; i++)
+		if (pread(fd, buf, sizeof buf, 0) < 0) {
+			perror("pread");
+			return 1;
+		}
+	for (long i = 0; i < n; i++) {
+		int64_t t0 = ns_of(CLOCK_MONOTONIC);
+		ssize_t r = pread(fd, buf, sizeof buf, 0);
+		int64_t t1 = ns_of(CLOCK_MONOTONIC);
+		if (r <= 0) {
+			perror("pread");
+			return 1;
+		}
+		v[i] = (double)(t1 - t0) / 1000.0;
+	}
+	close(fd);
+	summary("pread", v, (size_t)n);
+	for (long i = -20; i < n; i++) {
+		int64_t t0 = ns_of(CLOCK_MONOTONIC);
+		int f = open(file, O_RDONLY | O_CLOEXEC);
+		if (f < 0) {
+			perror(file);
+			return 1;
+		}
+		ssize_t r, tot = 0;
+		while ((r = read(f, buf, sizeof buf)) > 0)
+			tot += r;
+		close(f);
+		int64_t t1 = ns_of(CLOCK_MONOTONIC);
+		if (r < 0 || tot == 0) {
+			perror("read");
+			return 1;
+		}
+		if (i >= 0)
+			v[i] = (double)(t1 - t0) / 1000.0;
+	}
+	summary("open", v, (size_t)n);
+	return 0;
+}
+
+static long long read_ll(int fd)
+{
+	char b[64];
+	ssize_t r = pread(fd, b, sizeof b - 1, 0);
+	if (r <= 0)
+		return -1;
+	b[r] = 0;
+	return strtoll(b, NULL, 10);
+}
+
+static void sleep_us(long us)
+{
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+	nanosleep(&ts, NULL);
+}
+
+static int cmd_trial(int argc, char **argv)
+{
+	if (argc < 5)
+		die("usage: readlat trial CGDIR LIMIT_BYTES DELAY_MS [--timeout MS] [--poll-us N] -- CMD...");
+	const char *cg = argv[0];
+	long long limit = strtoll(argv[1], NULL, 10);
+	long long delay_ms = strtoll(argv[2], NULL, 10);
+	long timeout_ms = 30000, poll_us = 200;
+	int i = 3;
+	for (; i < argc && strcmp(argv[i], "--"); i++) {
+		if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
+			timeout_ms = strtol(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--poll-us") && i + 1 < argc)
+			poll_us = strtol(argv[++i], NULL, 10);
+		else
+			die("bad option");
+	}
+	if (i + 1 >= argc)
+		die("no command after --");
+	char **cmd = argv + i + 1;
+
+	char path[4096];
+	snprintf(path, sizeof path, "%s/memory.current", cg);
+	int cfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (cfd < 0)
+		die("cannot open memory.current");
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		execvp(cmd[0], cmd);
+		_exit(127);
+	}
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pfd < 0)
+		die("pidfd_open");
+	int64_t start = ns_of(CLOCK_BOOTTIME), end = start + (int64_t)timeout_ms * 1000000LL;
+	int64_t t_over = 0, deadline = 0, t_dead = 0;
+	struct pollfd p = { .fd = pfd, .events = POLLIN };
+	const char *err = NULL;
+	/* usage over L */
+	for (;;) {
+		long long cur = read_ll(cfd);
+		int64_t t = ns_of(CLOCK_BOOTTIME);
+		if (cur > limit) {
+			t_over = t;
+			break;
+		}
+		if (poll(&p, 1, 0) > 0) {
+			err = "hog died before usage passed L";
+			break;
+		}
+		if (t > end) {
+			err = "usage never passed L";
+			break;
+		}
+		sleep_us(poll_us);
+	}
+	/* the daemon's deadline */
+	while (!err) {
+		char b[512];
+		ssize_t r = getxattr(cg, "user.oomdelayfs.state", b, sizeof b - 1);
+		if (r > 0) {
+			b[r] = 0;
+			char *d = strstr(b, "deadline=");
+			if (d && (deadline = strtoll(d + 9, NULL, 10)) > 0)
+				break;
+		}
+		if (poll(&p, 1, 0) > 0) {
+			err = "hog died before a deadline was seen";
+			break;
+		}
+		if (ns_of(CLOCK_BOOTTIME) > end) {
+			err = "no deadline in user.oomdelayfs.state";
+			break;
+		}
+		sleep_us(poll_us);
+	}
+	/* death */
+	if (!err) {
+		int left = (int)((end + (delay_ms + 10000) * 1000000LL - ns_of(CLOCK_BOOTTIME)) / 1000000);
+		int r = poll(&p, 1, left > 0 ? left : 0);
+		t_dead = ns_of(CLOCK_BOOTTIME);
+		if (r <= 0)
+			err = "hog still alive long after the deadline";
+	}
+	if (err)
+		kill(pid, SIGKILL);
+	int st = 0;
+	waitpid(pid, &st, 0);
+	if (err) {
+		fprintf(stderr, "readlat: trial: %s\n", err);
+		return 1;
+	}
+	if (!WIFSIGNALED(st)) {
+		fprintf(stderr, "readlat: trial: hog exited with status %d, not killed\n", WEXITSTATUS(st));
+		return 1;
+	}
+	printf("detect_ms=%.3f late_ms=%.3f over_ns=%" PRId64 " deadline_ns=%" PRId64 " dead_ns=%" PRId64 " sig=%d\n",
+	       (double)(deadline - delay_ms * 1000000LL - t_over) / 1e6, (double)(t_dead - deadline) / 1e6,
+	       t_over, deadline, t_dead, WTERMSIG(st));
+	return 0;
+}
+
+static int cmd_stats(int argc, char **argv)
+{
+	const char *label = argc > 0 ? argv[0] : "stats";
+	size_t n = 0, cap = 64;
+	double *v = malloc(cap * sizeof *v), x;
+	while (v && scanf("%lf", &x) == 1) {
+		if (n == cap)
+			v = realloc(v, (cap *= 2) * sizeof *v);
+		if (v)
+			v[n++] = x;
+	}
+	if (!v)
+		die("out of memory");
+	if (n == 0) {
+		printf("%s n=0\n", label);
+		return 1;
+	}
+	qsort(v, n, sizeof *v, cmp_double);
+	printf("%s n=%zu min=%.1f median=%.1f p95=%.1f max=%.1f\n", label, n, v[0], pct(v, n, 50),
+	       pct(v, n, 95), v[n - 1]);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		die("usage: readlat lat FILE [N] | trial CGDIR L T [...] -- CMD... | stats [LABEL]");
+	if (!strcmp(argv[1], "lat"))
+		return cmd_lat(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "trial"))
+		return cmd_trial(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "stats"))
+		return cmd_stats(argc - 2, argv + 2);
+	die("unknown subcommand");
+}
