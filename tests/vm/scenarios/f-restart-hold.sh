@@ -1,0 +1,90 @@
+# f-restart-hold (issue 5, deliverable 3): the daemon is SIGKILLed in the middle of a hold and
+# started again. (a) The deadline is still ahead at the restart: the hold resumes from the
+# persisted state and the kill comes within 50 ms of the ORIGINAL deadline (never before it).
+# (b) The deadline passed while the daemon was dead: the restarted daemon kills at once.
+# Figures: kill lateness vs the persisted deadline (a, measured by a memory-locked inotify
+# watcher on the real memory.events, `pressure killwatch`), time from the restart to the kill (b).
+# timeout: 120
+. /oomd/lib.sh
+command -v pressure >/dev/null || skip "tests/vm/progs/pressure is not built"
+uoom() { grep -q '^under_oom 1' "$1/memory.oom_control"; }
+_served() { [ "$(grep -c 'serving ' /tmp/oomdelayfs.log)" -gt "$1" ]; }
+# restart_daemon: start the daemon again over the stale mount of the killed one
+restart_daemon() {
+	_n0=$(grep -c 'serving ' /tmp/oomdelayfs.log)
+	# shellcheck disable=SC2086
+	/bin/oomdelayfs $OOMD_DAEMON_ARGS "$SHADOW" >>/tmp/oomdelayfs.log 2>&1 &
+	DAEMON_PID=$!
+	wait_for 15000 _served "$_n0" || fail "the restarted daemon did not serve $SHADOW within 15 s"
+}
+kill_daemon() {
+	kill -KILL "$DAEMON_PID"
+	wait_for 5000 dead "$DAEMON_PID" || fail "daemon alive 5 s after SIGKILL"
+	wait "$DAEMON_PID" 2>/dev/null
+}
+# deadline_ns CG: the persisted deadline (CLOCK_BOOTTIME ns)
+deadline_ns() {
+	_d=$(odt xattr get "$1" user.oomdelayfs.state | sed -n 's/.*deadline=\([0-9]*\).*/\1/p')
+	[ -n "$_d" ] || fail "no deadline in the persisted state of $1"
+	echo "$_d"
+}
+L=$((32 * MiB))
+
+# ---- (a) deadline still ahead ----
+start_daemon /shadow
+cg=$(mkcg a); s=/shadow${cg#$CGROOT}
+setknob "$s" memory.max "$L"
+setknob "$s" memory.oom_delay_millisecs 4000
+k0=$(evkey "$cg" oom_kill)
+start_hog "$cg" 200
+HA=$HOG_PID
+wait_for 30000 uoom "$s" || fail "(a) no hold within 30 s"
+dl=$(deadline_ns "$cg")
+pressure killwatch "$cg" "$dl" --timeout 30000 >/tmp/kw.a 2>&1 &
+KW=$!
+usleep 300000
+kill_daemon
+log "(a) daemon killed $(( dl / 1000000 - $(pressure now | cut -d. -f1) )) ms before the deadline"
+[ "$(cat "$cg/memory.max")" = $((L + 64 * MiB)) ] || fail "(a) real memory.max $(cat "$cg/memory.max") after the crash, not L + ceiling"
+usleep 1000000
+alive "$HA" || fail "(a) hog died while the daemon was dead (before the deadline)"
+[ "$(evkey "$cg" oom_kill)" = "$k0" ] || fail "(a) oom_kill moved while the daemon was dead"
+restart_daemon
+left=$(( dl / 1000000 - $(pressure now | cut -d. -f1) ))
+log "(a) restarted, $left ms before the deadline"
+[ "$left" -gt 200 ] || fail "(a) restart took too long: only $left ms were left of the hold"
+wait "$KW" || fail "(a) no kill within 30 s: $(cat /tmp/kw.a)"
+read -r late_a ka0 ka1 _ </tmp/kw.a
+wait_for 5000 dead "$HA" || fail "(a) hog alive 5 s after the kill"
+grep -q "adopted persisted state (a hold was running)" /tmp/oomdelayfs.log || fail "(a) the restarted daemon did not adopt the hold"
+awk -v l="$late_a" 'BEGIN { exit !(l >= 0) }' || fail "(a) killed $late_a ms relative to the deadline: BEFORE it"
+awk -v l="$late_a" 'BEGIN { exit !(l <= 50) }' || fail "(a) killed $late_a ms after the original deadline (> 50 ms)"
+
+# ---- (b) deadline passed while the daemon was dead ----
+cg=$(mkcg b); s=/shadow${cg#$CGROOT}
+setknob "$s" memory.max "$L"
+setknob "$s" memory.oom_delay_millisecs 1000
+k0=$(evkey "$cg" oom_kill)
+start_hog "$cg" 200
+HB=$HOG_PID
+wait_for 30000 uoom "$s" || fail "(b) no hold within 30 s"
+dl=$(deadline_ns "$cg")
+kill_daemon
+pressure killwatch "$cg" "$dl" --timeout 30000 >/tmp/kw.b 2>&1 &
+KW=$!
+odt sleep $(( dl / 1000000 - $(pressure now | cut -d. -f1) + 1500 ))
+alive "$HB" || fail "(b) hog died while the daemon was dead"
+[ "$(evkey "$cg" oom_kill)" = "$k0" ] || fail "(b) oom_kill moved while the daemon was dead"
+tr=$(pressure now)
+restart_daemon
+tserve=$(pressure now)
+wait "$KW" || fail "(b) no kill within 30 s of the restart: $(cat /tmp/kw.b)"
+read -r late_b _ _ tk </tmp/kw.b
+wait_for 5000 dead "$HB" || fail "(b) hog alive 5 s after the kill"
+since=$(awk -v a="$tk" -v b="$tr" 'BEGIN { printf "%.1f", a - b }')
+served=$(awk -v a="$tserve" -v b="$tr" 'BEGIN { printf "%.1f", a - b }')
+awk -v l="$since" 'BEGIN { exit !(l <= 2000) }' || fail "(b) kill $since ms after the restart began (> 2 s: not at once)"
+stop_daemon
+pass "(a) killed ${late_a} ms after the original deadline (SIGKILL mid-hold, restart with ${left} ms left;" \
+	"oom_kill $ka0->$ka1); (b) deadline passed ${late_b%.*} ms before the kill: killed ${since} ms after" \
+	"the restart began (mount served at +${served} ms)"
