@@ -1,10 +1,12 @@
 /* readlat - read-latency and OOM-delay timing benchmark for the VM (tests/vm/scenarios/bench-*).
  *
- *   readlat lat FILE [N]
- *       read FILE N times (default 2000, after 20 warm-up reads) in two ways and print
- *           pread N MEDIAN P99 MEAN      (pread from offset 0 on one open fd)
- *           open  N MEDIAN P99 MEAN      (open + read until EOF + close)
- *       times in microseconds (CLOCK_MONOTONIC).
+ *   readlat lat [-n N] FILE...
+ *       read each FILE N times (default 2000, after 20 warm-up reads) in two ways and print
+ *           pread FILE N MEDIAN P99 MEAN      (pread from offset 0 on one open fd)
+ *           open FILE N MEDIAN P99 MEAN       (open + read until EOF + close)
+ *       times in microseconds (CLOCK_MONOTONIC). The files take turns at every iteration, so
+ *       that a direct and a shadow file compared in one run see the same conditions (a TCG VM
+ *       on a loaded host has slow spells of several seconds).
  *
  *   readlat trial CGDIR LIMIT_BYTES DELAY_MS [--timeout MS] [--poll-us N] -- CMD [ARGS...]
  *       one OOM-delay trial on the REAL cgroup CGDIR (its memory.max L and delay T already set
@@ -75,69 +77,85 @@ static double pct(const double *v, size_t n, double p)
 	return v[r - 1];
 }
 
-static void summary(const char *label, double *v, size_t n)
+static void summary(const char *way, const char *file, double *v, size_t n)
 {
 	double sum = 0;
 	for (size_t i = 0; i < n; i++)
 		sum += v[i];
 	qsort(v, n, sizeof *v, cmp_double);
-	printf("%-5s %zu %.1f %.1f %.1f\n", label, n, pct(v, n, 50), pct(v, n, 99), sum / (double)n);
+	printf("%s %s %zu %.1f %.1f %.1f\n", way, file, n, pct(v, n, 50), pct(v, n, 99), sum / (double)n);
 }
+
+#define MAXF 8
 
 static int cmd_lat(int argc, char **argv)
 {
-	if (argc < 1)
-		die("usage: readlat lat FILE [N]");
-	const char *file = argv[0];
-	long n = argc > 1 ? strtol(argv[1], NULL, 10) : 2000;
-	if (n < 1)
-		die("bad N");
-	double *v = calloc((size_t)n, sizeof *v);
-	if (!v)
-		die("out of memory");
+	long n = 2000;
+	const char *files[MAXF];
+	int nf = 0;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "-n") && i + 1 < argc)
+			n = strtol(argv[++i], NULL, 10);
+		else if (nf < MAXF)
+			files[nf++] = argv[i];
+		else
+			die("too many files");
+	}
+	if (nf == 0 || n < 1)
+		die("usage: readlat lat [-n N] FILE...");
+	double *v[MAXF];
+	int fd[MAXF];
 	char buf[65536];
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		perror(file);
-		return 1;
+	for (int f = 0; f < nf; f++) {
+		v[f] = calloc((size_t)n, sizeof(double));
+		if (!v[f])
+			die("out of memory");
+		fd[f] = open(files[f], O_RDONLY | O_CLOEXEC);
+		if (fd[f] < 0) {
+			perror(files[f]);
+			return 1;
+		}
 	}
-	for (int i = 0; i < 20; i++)
-		if (pread(fd, buf, sizeof buf, 0) < 0) {
-			perror("pread");
-			return 1;
+	/* pread on one open fd; the files take turns, so that every file sees the same conditions */
+	for (long i = -20; i < n; i++)
+		for (int f = 0; f < nf; f++) {
+			int64_t t0 = ns_of(CLOCK_MONOTONIC);
+			ssize_t r = pread(fd[f], buf, sizeof buf, 0);
+			int64_t t1 = ns_of(CLOCK_MONOTONIC);
+			if (r < 0) {
+				perror(files[f]);
+				return 1;
+			}
+			if (i >= 0)
+				v[f][i] = (double)(t1 - t0) / 1000.0;
 		}
-	for (long i = 0; i < n; i++) {
-		int64_t t0 = ns_of(CLOCK_MONOTONIC);
-		ssize_t r = pread(fd, buf, sizeof buf, 0);
-		int64_t t1 = ns_of(CLOCK_MONOTONIC);
-		if (r <= 0) {
-			perror("pread");
-			return 1;
-		}
-		v[i] = (double)(t1 - t0) / 1000.0;
+	for (int f = 0; f < nf; f++) {
+		close(fd[f]);
+		summary("pread", files[f], v[f], (size_t)n);
 	}
-	close(fd);
-	summary("pread", v, (size_t)n);
-	for (long i = -20; i < n; i++) {
-		int64_t t0 = ns_of(CLOCK_MONOTONIC);
-		int f = open(file, O_RDONLY | O_CLOEXEC);
-		if (f < 0) {
-			perror(file);
-			return 1;
+	/* open + read to EOF + close */
+	for (long i = -20; i < n; i++)
+		for (int f = 0; f < nf; f++) {
+			int64_t t0 = ns_of(CLOCK_MONOTONIC);
+			int d = open(files[f], O_RDONLY | O_CLOEXEC);
+			if (d < 0) {
+				perror(files[f]);
+				return 1;
+			}
+			ssize_t r;
+			while ((r = read(d, buf, sizeof buf)) > 0)
+				;
+			close(d);
+			int64_t t1 = ns_of(CLOCK_MONOTONIC);
+			if (r < 0) {
+				perror(files[f]);
+				return 1;
+			}
+			if (i >= 0)
+				v[f][i] = (double)(t1 - t0) / 1000.0;
 		}
-		ssize_t r, tot = 0;
-		while ((r = read(f, buf, sizeof buf)) > 0)
-			tot += r;
-		close(f);
-		int64_t t1 = ns_of(CLOCK_MONOTONIC);
-		if (r < 0 || tot == 0) {
-			perror("read");
-			return 1;
-		}
-		if (i >= 0)
-			v[i] = (double)(t1 - t0) / 1000.0;
-	}
-	summary("open", v, (size_t)n);
+	for (int f = 0; f < nf; f++)
+		summary("open", files[f], v[f], (size_t)n);
 	return 0;
 }
 
