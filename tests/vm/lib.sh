@@ -165,9 +165,12 @@ held_until() {
 	done
 }
 # deadline_ms CG: the hold's deadline from the daemon's persisted state (CLOCK_BOOTTIME =
-# CLOCK_MONOTONIC in the VM, which never suspends)
+# CLOCK_MONOTONIC in the VM, which never suspends). under_oom reads 1 as soon as the engine
+# decided; the state is written an instant later by the action that follows, so wait for it.
+_deadline_of() { odt xattr get "$1" user.oomdelayfs.state 2>/dev/null | sed -n 's/.*deadline=\([0-9]*\).*/\1/p'; }
+_has_deadline() { [ -n "$(_deadline_of "$1")" ]; }
 deadline_ms() {
-	_d=$(odt xattr get "$1" user.oomdelayfs.state | sed -n 's/.*deadline=\([0-9]*\).*/\1/p')
-	[ -n "$_d" ] || fail "no deadline in the persisted state of $1"
+	wait_for 3000 _has_deadline "$1" || fail "no deadline in the persisted state of $1 within 3 s"
+	_d=$(_deadline_of "$1")
 	echo $((_d / 1000000))
 }
