@@ -1,0 +1,43 @@
+#!/bin/sh
+# bench.sh [--build-dir DIR] [--kernel 6.1|6.12|all]: the benchmark of issue 3 (deliverable 8).
+# Runs the bench-read and bench-kill scenarios in the VM (the kernels one after the other, so that
+# they do not compete for the host's CPUs) and prints one table:
+#   - read latency of memory.current and memory.stat, direct vs shadow (median, p99 in us, ratio),
+#     "pread" on an open fd and "open" = open + read + close (2000 reads each);
+#   - detection latency (daemon onset minus the time a 200 us poller saw usage > L) and kill
+#     lateness (hog death seen on a pidfd minus the deadline) over 24 trials, L = 32 MiB,
+#     T = 200 ms: min / median / p95 / max in ms.
+# The VM is QEMU/TCG unless OOMD_VM_KVM=1: absolute figures are those of an emulated CPU.
+set -eu
+HERE=$(cd "$(dirname "$0")" && pwd)
+BUILD=$HERE/../../build
+KERNEL=all
+while [ $# -gt 0 ]; do
+	case $1 in
+	--build-dir) BUILD=$2; shift 2 ;;
+	--kernel) KERNEL=$2; shift 2 ;;
+	*) sed -n '2,10s/^# \{0,1\}//p' "$0"; exit 2 ;;
+	esac
+done
+BUILD=$(cd "$BUILD" && pwd)
+rc=0
+OOMD_VM_PARALLEL=${OOMD_VM_PARALLEL:-0} "$HERE/run-vm.sh" --build-dir "$BUILD" --kernel "$KERNEL" \
+	--scenario bench-read --scenario bench-kill || rc=$?
+case $KERNEL in all) KERNELS="6.1 6.12" ;; *) KERNELS=$KERNEL ;; esac
+echo
+echo "Read latency, direct -> shadow (us)"
+printf '%-6s %-15s %-6s %18s %18s %14s\n' kernel file way "median" "p99" "ratio med/p99"
+for k in $KERNELS; do
+	tr -d '\r' <"$BUILD/vm/serial-$k.log" | awk '$1 == "BENCH" && $3 == "read" {
+		printf "%-6s %-15s %-6s %8.1f -> %-7.1f %8.1f -> %-7.1f %6.1f / %-6.1f\n",
+			$2, $4, $5, $6, $9, $7, $10, $9 / $6, $10 / $7 }'
+done
+echo
+echo "Hold timing (ms): detection = daemon onset - usage seen > L; kill lateness = death - deadline"
+printf '%-6s %-18s %4s %8s %8s %8s %8s\n' kernel figure n min median p95 max
+for k in $KERNELS; do
+	tr -d '\r' <"$BUILD/vm/serial-$k.log" | awk '$1 == "BENCH" && $3 == "kill" && $4 != "trial" {
+		for (i = 5; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		printf "%-6s %-18s %4s %8s %8s %8s %8s\n", $2, $4, v["n"], v["min"], v["median"], v["p95"], v["max"] }'
+done
+exit "$rc"
