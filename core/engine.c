@@ -540,13 +540,23 @@ int oe_write_delay(oe_engine *e, int64_t now, uint64_t id, uint64_t ms, oe_actio
 	return 0;
 }
 
+/* A cgroup whose own knobs a user may write: the root has none (v1 refused them too). */
+static int knob_node(oe_engine *e, uint64_t id, node **n)
+{
+	*n = find(e, id);
+	if (!*n)
+		return ENOENT;
+	return (*n)->is_root ? EINVAL : 0;
+}
+
 int oe_write_disable(oe_engine *e, int64_t now, uint64_t id, uint64_t v, oe_actions *out)
 {
 	(void)now;
-	node *n = find(e, id);
-	if (!n)
-		return ENOENT;
-	if (n->is_root || v > 1) /* v1 refuses oom_control writes on the root */
+	node *n;
+	int err = knob_node(e, id, &n);
+	if (err)
+		return err;
+	if (v > 1)
 		return EINVAL;
 	bool was = n->disable;
 	n->disable = v == 1;
@@ -562,11 +572,10 @@ int oe_write_disable(oe_engine *e, int64_t now, uint64_t id, uint64_t v, oe_acti
 int oe_write_limit(oe_engine *e, int64_t now, uint64_t id, uint64_t bytes, oe_actions *out)
 {
 	(void)now;
-	node *n = find(e, id);
-	if (!n)
-		return ENOENT;
-	if (n->is_root)
-		return EINVAL;
+	node *n;
+	int err = knob_node(e, id, &n);
+	if (err)
+		return err;
 	n->limit = bytes;
 	reconcile(e, n, out);
 	/* rule 5: a raised limit may end a hold; a lowered one may start one. */
@@ -578,11 +587,10 @@ int oe_write_limit(oe_engine *e, int64_t now, uint64_t id, uint64_t bytes, oe_ac
 int oe_write_high(oe_engine *e, int64_t now, uint64_t id, uint64_t bytes, oe_actions *out)
 {
 	(void)now;
-	node *n = find(e, id);
-	if (!n)
-		return ENOENT;
-	if (n->is_root)
-		return EINVAL;
+	node *n;
+	int err = knob_node(e, id, &n);
+	if (err)
+		return err;
 	n->user_high = bytes;
 	reconcile(e, n, out);
 	return 0;
