@@ -463,8 +463,9 @@ static void restore(oe_engine *e, node *n, int64_t now, uint64_t real_max, const
 		n->deadline = p->deadline_ns;
 		n->delay_spent = p->delay_spent || p->deadline_ns <= now;
 		n->next_sample = now;
-		/* The hold is finished or resumed by the reading this asks for. */
-		emit(out, OE_ACT_SAMPLE, n->id, 0);
+		/* The hold is finished or resumed by a reading, asked for by the caller
+		 * after reconcile(): the sample may kill and forget the state, and must
+		 * not be followed by the restore's own persist and knob writes. */
 	} else if (n->frozen) {
 		emit(out, OE_ACT_THAW, n->id, 0); /* frozen outside a hold: a crash in between */
 		n->frozen = false;
@@ -495,6 +496,8 @@ bool oe_cgroup_add(oe_engine *e, int64_t now, uint64_t id, uint64_t parent, uint
 	reconcile(e, n, out);
 	if (under_oom(n))
 		emit(out, OE_ACT_CHANGED, n->id, 0);
+	if (n->in_hold)
+		emit(out, OE_ACT_SAMPLE, n->id, 0); /* a restored hold: finish or resume it now */
 	return true;
 }
 

@@ -320,8 +320,8 @@ static void run_one(od_controller *c, const oe_action *a, od_cg *g)
 		int64_t t0 = od_now();
 		int r = od_kio_write_u64(g->fd, "memory.max", a->value);
 		g_message("%s: delay over, memory.max back to %" PRIu64 " (the kernel's OOM killer "
-			  "acts): %s in %.1f ms", cg_path(g, p, sizeof p), a->value,
-			  r < 0 ? g_strerror(-r) : "done", (od_now() - t0) / 1e6);
+			  "acts): %s in %.1f ms (write began at boottime %.1f ms)", cg_path(g, p, sizeof p),
+			  a->value, r < 0 ? g_strerror(-r) : "done", (od_now() - t0) / 1e6, t0 / 1e6);
 		break;
 	}
 	case OE_ACT_KILL_GROUP:

@@ -1,7 +1,7 @@
 /* pressure - helpers of the f-* (fault) scenarios (tests/vm/scenarios/f-*.sh).
  *
  *   pressure killwatch CGDIR DEADLINE_NS [--timeout MS]
- *       wait (inotify on CGDIR/memory.events, and a 2 ms re-read as a fallback) until the
+ *       wait (inotify on CGDIR/memory.events, and a 20 ms re-read as a fallback) until the
  *       real oom_kill counter of CGDIR moves past its value at start; print
  *       "<lateness ms> <oom_kill before> <oom_kill after> <CLOCK_BOOTTIME ms>", where
  *       lateness = the time the change was seen minus DEADLINE_NS (CLOCK_BOOTTIME ns; the
@@ -83,7 +83,7 @@ static int killwatch(int argc, char **argv)
 	int64_t t0 = boot_ns();
 	for (;;) {
 		struct pollfd p = { .fd = ifd, .events = POLLIN };
-		poll(&p, 1, 2);
+		poll(&p, 1, 20);
 		char b[4096];
 		while (read(ifd, b, sizeof b) > 0)
 			;
