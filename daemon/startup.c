@@ -274,8 +274,37 @@ static bool has_ipc_lock(void)
 	return p && (g_ascii_strtoull(p + 9, NULL, 16) & (1ull << 14));
 }
 
+/* Each cgroup costs several descriptors (the watcher's O_PATH one, the controller's
+ * directory, the shadow tree's inodes and opens): the usual soft limit of 1024 runs
+ * out at a few hundred cgroups. Root may raise both limits up to fs.nr_open. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	rlim_t want = 1u << 20;
+	g_autofree char *nr = NULL;
+	if (g_file_get_contents("/proc/sys/fs/nr_open", &nr, NULL, NULL)) {
+		guint64 v = g_ascii_strtoull(nr, NULL, 10);
+		if (v > 0 && v < want)
+			want = (rlim_t)v;
+	}
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur >= want)
+		return;
+	struct rlimit nl = { .rlim_cur = want, .rlim_max = MAX(want, rl.rlim_max) };
+	if (rl.rlim_max == RLIM_INFINITY)
+		nl.rlim_max = RLIM_INFINITY;
+	if (setrlimit(RLIMIT_NOFILE, &nl) < 0) {
+		nl.rlim_cur = nl.rlim_max = rl.rlim_max; /* not root enough: the hard limit */
+		if (setrlimit(RLIMIT_NOFILE, &nl) < 0 || rl.rlim_max < 8192)
+			g_warning("RLIMIT_NOFILE stays at %llu: large cgroup trees may run out of "
+				  "descriptors (set LimitNOFILE=1048576)", (unsigned long long)rl.rlim_max);
+	}
+}
+
 void od_harden(void)
 {
+	raise_nofile();
 	/* Few malloc arenas: each reserves 64 MiB of address space, all of it
 	 * counted as locked under MCL_FUTURE. */
 	mallopt(M_ARENA_MAX, 2);

@@ -34,7 +34,7 @@ L=$((32 * MiB))
 start_daemon /shadow
 cg=$(mkcg a); s=/shadow${cg#$CGROOT}
 setknob "$s" memory.max "$L"
-setknob "$s" memory.oom_delay_millisecs 4000
+setknob "$s" memory.oom_delay_millisecs 6000
 k0=$(evkey "$cg" oom_kill)
 start_hog "$cg" 200
 HA=$HOG_PID
@@ -52,7 +52,7 @@ alive "$HA" || fail "(a) hog died while the daemon was dead (before the deadline
 restart_daemon
 left=$(( dl / 1000000 - $(pressure now | cut -d. -f1) ))
 log "(a) restarted, $left ms before the deadline"
-[ "$left" -gt 200 ] || fail "(a) restart took too long: only $left ms were left of the hold"
+[ "$left" -gt 100 ] || fail "(a) restart took too long: only $left ms were left of the hold"
 wait "$KW" || fail "(a) no kill within 30 s: $(cat /tmp/kw.a)"
 read -r late_a ka0 ka1 _ </tmp/kw.a
 wait_for 5000 dead "$HA" || fail "(a) hog alive 5 s after the kill"
