@@ -202,6 +202,8 @@ static int parse_v1_memory(const fs_synth_ctx *c, const char *buf, size_t len, u
 
 typedef struct {
 	uint64_t failcnt_base, memsw_failcnt_base;
+	bool have_soft;
+	uint64_t soft, soft_low; /* last v1 soft limit written and the memory.low it became */
 	int peak_fd, swap_peak_fd; /* memory.peak opened and reset (6.12+), -1 if none */
 } v1_state;
 
@@ -425,6 +427,9 @@ static int failcnt_write(const fs_synth_ctx *c, const char *buf, size_t len)
 	return failcnt_reset(c, false);
 }
 
+/* soft limit <-> memory.low: both defaults mean "no preference" (v1: unlimited,
+ * v2: 0), so unlimited is written as 0 and 0 reads as unlimited, unless the
+ * user wrote 0 and memory.low is still what that write made it. */
 static int soft_read(const fs_synth_ctx *c, GString *out)
 {
 	uint64_t v = OE_UNLIMITED;
@@ -432,6 +437,15 @@ static int soft_read(const fs_synth_ctx *c, GString *out)
 		int r = rd(c->dirfd, "memory.low", &v);
 		if (r)
 			return r;
+		g_mutex_lock(&state_lock);
+		v1_state *s = state_get_locked(c->id, false);
+		bool remembered = s && s->have_soft && s->soft_low == v;
+		uint64_t soft = remembered ? s->soft : 0;
+		g_mutex_unlock(&state_lock);
+		if (remembered)
+			v = soft;
+		else if (v == 0)
+			v = OE_UNLIMITED;
 	}
 	put_v1(c, out, v);
 	return 0;
@@ -445,8 +459,17 @@ static int soft_write(const fs_synth_ctx *c, const char *buf, size_t len)
 		return r;
 	if (c->is_root)
 		return EINVAL; /* v2's root has no memory.low */
-	r = kwrite_u64(c->dirfd, "memory.low", v);
-	return r < 0 ? -r : 0;
+	uint64_t low = v == OE_UNLIMITED ? 0 : v;
+	r = kwrite_u64(c->dirfd, "memory.low", low);
+	if (r < 0)
+		return -r;
+	g_mutex_lock(&state_lock);
+	v1_state *s = state_get_locked(c->id, true);
+	s->have_soft = true;
+	s->soft = v;
+	s->soft_low = low;
+	g_mutex_unlock(&state_lock);
+	return 0;
 }
 
 static int use_hierarchy_read(const fs_synth_ctx *c, GString *out)
@@ -738,6 +761,9 @@ static int memsw_limit_of(const fs_synth_ctx *c, uint64_t *v)
 {
 	uint64_t l, sm;
 	int r;
+	*v = OE_UNLIMITED;
+	if (c->is_root)
+		return 0;
 	if ((r = limit_of(c, &l)) || (r = swap_max_of(c, &sm)))
 		return r;
 	*v = (l == OE_UNLIMITED || sm == OE_UNLIMITED) ? OE_UNLIMITED : l + sm;
@@ -774,6 +800,8 @@ static int memsw_limit_write(const fs_synth_ctx *c, const char *buf, size_t len)
 static int memsw_usage_of(const fs_synth_ctx *c, bool peak, uint64_t *v)
 {
 	uint64_t m, s = 0;
+	if (c->is_root)
+		return usage_of(c, v); /* v2 has no swap counter at the root */
 	int r = peak ? peak_of(c, false, &m) : rd(c->dirfd, "memory.current", &m);
 	if (!r)
 		r = peak ? peak_of(c, true, &s) : rd(c->dirfd, "memory.swap.current", &s);
@@ -836,13 +864,13 @@ static const fs_synth v1_table[] = {
 	{ "memory.use_hierarchy", 0644, R, 9, use_hierarchy_read, use_hierarchy_write },
 	{ "tasks", 0644, R, 10, tasks_read, tasks_write },
 	{ "cgroup.procs", 0644, R, 11, procs_read, procs_write },
-	{ "memory.memsw.limit_in_bytes", 0644, FS_V1_SWAP, 12, memsw_limit_read, memsw_limit_write },
-	{ "memory.memsw.usage_in_bytes", 0444, FS_V1_SWAP, 13, memsw_usage_read, NULL },
-	{ "memory.memsw.max_usage_in_bytes", 0644, FS_V1_SWAP, 14, memsw_max_usage_read,
+	{ "memory.memsw.limit_in_bytes", 0644, R | FS_V1_SWAP, 12, memsw_limit_read, memsw_limit_write },
+	{ "memory.memsw.usage_in_bytes", 0444, R | FS_V1_SWAP, 13, memsw_usage_read, NULL },
+	{ "memory.memsw.max_usage_in_bytes", 0644, R | FS_V1_SWAP, 14, memsw_max_usage_read,
 	  memsw_max_usage_write },
 	/* index 15: its preferred node id spills into the next directory's slot 0,
 	 * which no synthetic file uses; inodes.c falls back to a counter id on a clash */
-	{ "memory.memsw.failcnt", 0644, FS_V1_SWAP, 15, memsw_failcnt_read, memsw_failcnt_write },
+	{ "memory.memsw.failcnt", 0644, R | FS_V1_SWAP, 15, memsw_failcnt_read, memsw_failcnt_write },
 };
 #undef R
 #define N_SHARED 3u
@@ -879,7 +907,7 @@ bool fs_layout_present(bool v1, const fs_synth *s, fs_memcg_kind kind, int dirfd
 	if (!fs_synth_present(s, kind))
 		return false;
 	if (v1 && (s->flags & FS_V1_SWAP))
-		return has_file(dirfd, "memory.swap.current");
+		return kind == FS_MEMCG_ROOT || has_file(dirfd, "memory.swap.current");
 	return true;
 }
 

@@ -36,7 +36,7 @@ echo -1 >"$s/memory.limit_in_bytes" || fail "echo -1"
 echo 1 >"$s/memory.use_hierarchy" || fail "use_hierarchy=1 refused"
 e=$(odt write "$s/memory.use_hierarchy" 0 2>&1) && fail "use_hierarchy=0 accepted"
 echo "$e" | grep -q "Invalid argument" || fail "use_hierarchy=0: $e"
-[ "$(cat "$s/memory.soft_limit_in_bytes")" = 0 ] || fail "soft limit (memory.low) $(cat "$s/memory.soft_limit_in_bytes")"
+[ "$(cat "$s/memory.soft_limit_in_bytes")" = "$UNL" ] || fail "soft limit (memory.low 0) reads $(cat "$s/memory.soft_limit_in_bytes"), not v1's default $UNL"
 echo 4M >"$s/memory.soft_limit_in_bytes" || fail "soft limit write"
 [ "$(cat "$cg/memory.low")" = 4194304 ] || fail "memory.low $(cat "$cg/memory.low") after soft limit 4M"
 sleep 100 &

@@ -1,0 +1,515 @@
+/* v1diff - a legacy cgroup-v1 memory client, run once against a native v1
+ * memory hierarchy and once against the oomdelayfs shadow tree in --layout v1
+ * (tests/vm/scenarios/d-v1diff.sh compares the two transcripts).
+ *
+ *   v1diff ROOT NAME
+ *
+ * Makes ROOT/NAME and ROOT/NAME/c and prints what a v1 client observes, one fact
+ * a line: listings, file formats (run-dependent numbers reduced to their shape),
+ * the errno of bad writes to memory.limit_in_bytes, memory.oom_control,
+ * cgroup.event_control and others, under_oom transitions and eventfd
+ * notification counts with oom_kill_disable=1 and then 0, oom_kill counts, the
+ * rmdir signal. Lines starting with '#' carry timings and are not compared.
+ * Removes what it made. Exit status 0 unless the set-up itself failed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char top[512], cgc[600];
+static const char *root;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static const char *ename(int e)
+{
+	switch (e) {
+	case 0: return "OK";
+	case EINVAL: return "EINVAL";
+	case EBADF: return "EBADF";
+	case EBUSY: return "EBUSY";
+	case ENOENT: return "ENOENT";
+	case EACCES: return "EACCES";
+	case EPERM: return "EPERM";
+	case ESRCH: return "ESRCH";
+	case ENODEV: return "ENODEV";
+	case ENOSPC: return "ENOSPC";
+	case EOPNOTSUPP: return "EOPNOTSUPP";
+	case E2BIG: return "E2BIG";
+	case ENOMEM: return "ENOMEM";
+	case EEXIST: return "EEXIST";
+	case ENOTDIR: return "ENOTDIR";
+	case EIO: return "EIO";
+	default: {
+		static char b[32];
+		snprintf(b, sizeof b, "E%d", e);
+		return b;
+	}
+	}
+}
+
+static int readf(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	size_t off = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf + off, size - 1 - off);
+		if (n < 0) {
+			int e = errno;
+			close(fd);
+			return e;
+		}
+		if (n == 0)
+			break;
+		off += (size_t)n;
+		if (off >= size - 1)
+			break;
+	}
+	buf[off] = 0;
+	close(fd);
+	return 0;
+}
+
+/* One write(2) of exactly these bytes; 0 or errno (of open or write). */
+static int writef(const char *path, const char *s, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	int e = write(fd, s, len) < 0 ? errno : 0;
+	close(fd);
+	return e;
+}
+
+static void flat(char *s) /* newlines shown as '|' */
+{
+	for (; *s; s++)
+		if (*s == '\n')
+			*s = '|';
+}
+
+static int cmpstr(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void list(const char *label, const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d) {
+		printf("ls %s: %s\n", label, ename(errno));
+		return;
+	}
+	char *names[256];
+	int n = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) && n < 256)
+		if (de->d_type != DT_DIR)
+			names[n++] = strdup(de->d_name);
+	closedir(d);
+	qsort(names, n, sizeof *names, cmpstr);
+	printf("ls %s:", label);
+	for (int i = 0; i < n; i++) {
+		printf(" %s", names[i]);
+		free(names[i]);
+	}
+	printf("\n");
+}
+
+/* The shape of a file's content: exact where v1 is deterministic here. */
+static void show(const char *label, const char *dir, const char *file)
+{
+	char path[1024], buf[16384];
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	int e = readf(path, buf, sizeof buf);
+	if (e) {
+		printf("read %s/%s: %s\n", label, file, ename(e));
+		return;
+	}
+	if (strstr(file, "usage_in_bytes")) {
+		unsigned long long v = strtoull(buf, NULL, 10);
+		printf("read %s/%s: <bytes%s>%s\n", label, file, v % 4096 ? " unaligned" : "",
+		       buf[strlen(buf) - 1] == '\n' ? "|" : "");
+	} else if (strcmp(file, "memory.stat") == 0) {
+		printf("read %s/%s keys:", label, file);
+		char *save = NULL;
+		for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+			char *sp = strchr(l, ' ');
+			if (sp) {
+				*sp = 0;
+				if (strncmp(l, "hierarchical_", 13) == 0)
+					printf(" %s=%s", l, sp + 1);
+				else
+					printf(" %s", l);
+			}
+		}
+		printf("\n");
+	} else if (strcmp(file, "tasks") == 0 || strcmp(file, "cgroup.procs") == 0) {
+		int lines = 0, sorted = 1;
+		long prev = -1;
+		for (char *p = buf; *p; p++) {
+			if (*p == '\n') {
+				lines++;
+				continue;
+			}
+			if (p == buf || p[-1] == '\n') {
+				long v = strtol(p, NULL, 10);
+				sorted &= v > prev;
+				prev = v;
+			}
+		}
+		/* the root's population differs between the runs (the daemon's threads) */
+		if (strcmp(label, "root") == 0)
+			printf("read %s/%s: %s%s\n", label, file, lines ? "<lines>" : "empty",
+			       sorted ? " sorted" : " unsorted");
+		else
+			printf("read %s/%s: %d lines\n", label, file, lines);
+	} else if (strstr(file, "failcnt") && strcmp(label, "after") == 0) {
+		printf("read c/%s: %s\n", file, strtoull(buf, NULL, 10) ? "<nonzero>" : "0");
+	} else {
+		flat(buf);
+		printf("read %s/%s: [%s]\n", label, file, buf);
+	}
+}
+
+/* Write value to dir/file, print the errno and what the file reads after it. */
+static void tryw(const char *label, const char *dir, const char *file, const char *val, size_t len)
+{
+	char path[1024], shown[128], after[4096];
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	size_t j = 0;
+	for (size_t i = 0; i < len && j < sizeof shown - 4; i++) {
+		if (val[i] == '\n') {
+			shown[j++] = '\\';
+			shown[j++] = 'n';
+		} else if (val[i] == 0) {
+			shown[j++] = '\\';
+			shown[j++] = '0';
+		} else {
+			shown[j++] = val[i];
+		}
+	}
+	shown[j] = 0;
+	int e = writef(path, val, len);
+	int re = readf(path, after, sizeof after);
+	if (re)
+		snprintf(after, sizeof after, "(%s)", ename(re));
+	flat(after);
+	printf("write %s/%s '%s': %s -> [%s]\n", label, file, shown, ename(e), after);
+}
+#define TRYW(l, d, f, v) tryw(l, d, f, v, strlen(v))
+
+static int open_in(const char *dir, const char *file, int flags)
+{
+	char path[1024];
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	return open(path, flags | O_CLOEXEC);
+}
+
+static int evctl(const char *dir, const char *fmt, ...)
+{
+	char buf[128];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	char path[1024];
+	snprintf(path, sizeof path, "%s/cgroup.event_control", dir);
+	return writef(path, buf, strlen(buf));
+}
+
+static uint64_t efd_take(int efd)
+{
+	uint64_t v = 0;
+	struct pollfd p = { .fd = efd, .events = POLLIN };
+	if (poll(&p, 1, 0) == 1 && read(efd, &v, sizeof v) != sizeof v)
+		v = 0;
+	return v;
+}
+
+static int under_oom(const char *dir)
+{
+	char path[1024], buf[256];
+	snprintf(path, sizeof path, "%s/memory.oom_control", dir);
+	if (readf(path, buf, sizeof buf))
+		return -1;
+	char *p = strstr(buf, "under_oom ");
+	return p ? atoi(p + 10) : -1;
+}
+
+static unsigned long oom_kill_of(const char *dir)
+{
+	char path[1024], buf[256];
+	snprintf(path, sizeof path, "%s/memory.oom_control", dir);
+	if (readf(path, buf, sizeof buf))
+		return (unsigned long)-1;
+	char *p = strstr(buf, "oom_kill ");
+	return p ? strtoul(p + 9, NULL, 10) : (unsigned long)-1;
+}
+
+static volatile int *shared; /* [0] MiB touched, [1] done */
+
+static pid_t hog(const char *dir, int mb)
+{
+	shared[0] = shared[1] = 0;
+	pid_t pid = fork();
+	if (pid != 0)
+		return pid;
+	char me[32];
+	snprintf(me, sizeof me, "%d\n", (int)getpid());
+	char path[1024];
+	snprintf(path, sizeof path, "%s/tasks", dir);
+	int e = writef(path, me, strlen(me));
+	if (e) {
+		fprintf(stderr, "hog: cannot join %s: %s\n", path, strerror(e));
+		_exit(3);
+	}
+	size_t len = (size_t)mb << 20;
+	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		_exit(4);
+	for (size_t off = 0; off < len; off += 4096) {
+		m[off] = 1;
+		if ((off & ((1 << 20) - 1)) == 0)
+			shared[0] = (int)(off >> 20);
+	}
+	shared[1] = 1;
+	for (;;)
+		pause();
+}
+
+static void seq_add(char *seq, size_t size, int *last, int v)
+{
+	if (v == *last)
+		return;
+	*last = v;
+	size_t l = strlen(seq);
+	snprintf(seq + l, size - l, "%s%d", l ? "," : "", v);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: v1diff ROOT NAME\n");
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	root = argv[1];
+	snprintf(top, sizeof top, "%s/%s", root, argv[2]);
+	snprintf(cgc, sizeof cgc, "%s/c", top);
+	shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (shared == MAP_FAILED)
+		return 1;
+	if (mkdir(top, 0755) < 0 || mkdir(cgc, 0755) < 0) {
+		fprintf(stderr, "v1diff: mkdir %s: %s\n", cgc, strerror(errno));
+		return 1;
+	}
+	const char *files[] = { "memory.limit_in_bytes", "memory.usage_in_bytes",
+		"memory.max_usage_in_bytes", "memory.failcnt", "memory.soft_limit_in_bytes",
+		"memory.memsw.limit_in_bytes", "memory.memsw.usage_in_bytes",
+		"memory.memsw.max_usage_in_bytes", "memory.memsw.failcnt", "memory.stat",
+		"memory.use_hierarchy", "tasks", "cgroup.procs", "memory.oom_control",
+		"cgroup.event_control", NULL };
+
+	/* 1. listings and formats */
+	list("c", cgc);
+	for (int i = 0; files[i]; i++)
+		show("c", cgc, files[i]);
+	for (int i = 0; files[i]; i++)
+		if (strcmp(files[i], "memory.stat") != 0 && !strstr(files[i], "usage"))
+			show("root", root, files[i]);
+	{
+		struct stat st;
+		char path[1024];
+		for (int i = 0; files[i]; i++) {
+			snprintf(path, sizeof path, "%s/%s", cgc, files[i]);
+			if (stat(path, &st) == 0)
+				printf("mode c/%s: %o\n", files[i], st.st_mode & 07777);
+		}
+	}
+
+	/* 2. bad and good writes */
+	const char *lim[] = { "max", "-2", "abc", "1x", "0x", "", "\n", " 8k ", "12345", "1G", "-1", "0x1000",
+		"010", "+4096", "4096 4096", "1e", "99999999999999999999", "9223372036854775807", NULL };
+	for (int i = 0; lim[i]; i++)
+		TRYW("c", cgc, "memory.limit_in_bytes", lim[i]);
+	tryw("c", cgc, "memory.limit_in_bytes", "8192\0", 5);
+	TRYW("root", root, "memory.limit_in_bytes", "1G");
+	TRYW("root", root, "memory.limit_in_bytes", "-1");
+	const char *ctl[] = { "2", "-1", "abc", "1 ", "01", "0x1", "", "1\n", "0", NULL };
+	for (int i = 0; ctl[i]; i++)
+		TRYW("c", cgc, "memory.oom_control", ctl[i]);
+	tryw("c", cgc, "memory.oom_control", "0\0", 2);
+	TRYW("root", root, "memory.oom_control", "1");
+	TRYW("root", root, "memory.oom_control", "0");
+	TRYW("c", cgc, "memory.use_hierarchy", "0");
+	TRYW("c", cgc, "memory.use_hierarchy", "2");
+	TRYW("c", cgc, "memory.use_hierarchy", "1");
+	TRYW("c", cgc, "memory.soft_limit_in_bytes", "max");
+	TRYW("c", cgc, "memory.soft_limit_in_bytes", "1M");
+	TRYW("c", cgc, "memory.soft_limit_in_bytes", "-1");
+	TRYW("c", cgc, "memory.max_usage_in_bytes", "0");
+	TRYW("c", cgc, "memory.max_usage_in_bytes", "abc");
+	TRYW("c", cgc, "memory.failcnt", "0");
+	TRYW("c", cgc, "memory.failcnt", "5");
+	TRYW("c", cgc, "memory.usage_in_bytes", "0");
+	TRYW("c", cgc, "memory.stat", "0");
+	TRYW("c", cgc, "tasks", "999999");
+	TRYW("c", cgc, "tasks", "abc");
+	TRYW("c", cgc, "cgroup.procs", "999999");
+	/* memsw: never below the memory limit */
+	TRYW("c", cgc, "memory.limit_in_bytes", "64M");
+	TRYW("c", cgc, "memory.memsw.limit_in_bytes", "32M");
+	TRYW("c", cgc, "memory.memsw.limit_in_bytes", "128M");
+	TRYW("c", cgc, "memory.limit_in_bytes", "256M");
+	TRYW("c", cgc, "memory.limit_in_bytes", "96M");
+	TRYW("c", cgc, "memory.memsw.limit_in_bytes", "-1");
+	TRYW("c", cgc, "memory.limit_in_bytes", "-1");
+	TRYW("c", cgc, "memory.memsw.failcnt", "0");
+	TRYW("c", cgc, "memory.memsw.max_usage_in_bytes", "0");
+
+	/* 3. cgroup.event_control */
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int cfd = open_in(cgc, "memory.oom_control", O_RDONLY);
+	int cfd_w = open_in(cgc, "memory.oom_control", O_WRONLY);
+	int ufd = open_in(cgc, "memory.usage_in_bytes", O_RDONLY);
+	int pfd = open_in(top, "memory.oom_control", O_RDONLY);
+	int pp[2];
+	if (pipe2(pp, O_CLOEXEC) < 0 || efd < 0 || cfd < 0)
+		return 1;
+	printf("evctl 'x': %s\n", ename(evctl(cgc, "x")));
+	printf("evctl '<efd>': %s\n", ename(evctl(cgc, "%d", efd)));
+	printf("evctl '<efd>  <cfd>' (two spaces): %s\n", ename(evctl(cgc, "%d  %d", efd, cfd)));
+	printf("evctl '<efd> 9999': %s\n", ename(evctl(cgc, "%d 9999", efd)));
+	printf("evctl '9999 <cfd>': %s\n", ename(evctl(cgc, "9999 %d", cfd)));
+	printf("evctl '<pipe> <cfd>': %s\n", ename(evctl(cgc, "%d %d", pp[0], cfd)));
+	printf("evctl '<efd> <usage fd>': %s\n", ename(evctl(cgc, "%d %d", efd, ufd)));
+	printf("evctl '<efd> <usage fd> 1G' (threshold): %s\n", ename(evctl(cgc, "%d %d 1G", efd, ufd)));
+	printf("evctl '<efd> <parent oom_control>': %s\n", ename(evctl(cgc, "%d %d", efd, pfd)));
+	printf("evctl '<efd> <oom_control O_WRONLY>': %s\n",
+	       cfd_w < 0 ? "open failed" : ename(evctl(cgc, "%d %d", efd, cfd_w)));
+	printf("evctl '<efd> <cfd> junk': %s\n", ename(evctl(cgc, "%d %d junk", efd, cfd)));
+	close(efd);
+	/* the listeners of the OOM phases: on c (fresh eventfds) and on its parent */
+	int ec = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), ep = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	printf("evctl c '<efd> <cfd>\\n': %s\n", ename(evctl(cgc, "%d %d\n", ec, cfd)));
+	printf("evctl parent '<efd> <pfd>': %s\n", ename(evctl(top, "%d %d", ep, pfd)));
+	usleep(200000);
+	printf("efd after register: c=%llu parent=%llu\n", (unsigned long long)efd_take(ec),
+	       (unsigned long long)efd_take(ep));
+
+	/* 4. OOM with oom_kill_disable=1: held, notified, resolved by raising the limit */
+	TRYW("c", cgc, "memory.limit_in_bytes", "32M");
+	TRYW("c", cgc, "memory.oom_control", "1");
+	double t0 = now_ms(), t_uoom = 0, t_efd = 0;
+	pid_t h = hog(cgc, 64);
+	char seq_c[256] = "", seq_p[256] = "";
+	int lc = -2, lp = -2;
+	uint64_t nc = 0, np = 0;
+	while (now_ms() - t0 < 20000) {
+		int uc = under_oom(cgc), up = under_oom(top);
+		seq_add(seq_c, sizeof seq_c, &lc, uc);
+		seq_add(seq_p, sizeof seq_p, &lp, up);
+		if (uc == 1 && !t_uoom)
+			t_uoom = now_ms();
+		struct pollfd p = { .fd = ec, .events = POLLIN };
+		if (poll(&p, 1, 10) == 1 && !t_efd)
+			t_efd = now_ms();
+		if (t_uoom && now_ms() - t_uoom > 1500)
+			break;
+		if (shared[1])
+			break;
+	}
+	nc += efd_take(ec);
+	np += efd_take(ep);
+	printf("A: hog finished before the raise: %s; alive: %s\n", shared[1] ? "yes" : "no",
+	       waitpid(h, NULL, WNOHANG) == 0 ? "yes" : "no");
+	printf("A: efd during hold: c=%llu parent=%llu\n", (unsigned long long)nc, (unsigned long long)np);
+	printf("# A: under_oom seen %.0f ms, eventfd readable %.0f ms after the hog started (hog at %d MiB)\n",
+	       t_uoom ? t_uoom - t0 : -1, t_efd ? t_efd - t0 : -1, shared[0]);
+	show("c", cgc, "memory.oom_control");
+	show("parent", top, "memory.oom_control");
+	double tr = now_ms();
+	TRYW("c", cgc, "memory.limit_in_bytes", "128M");
+	while (!shared[1] && now_ms() - tr < 15000) {
+		seq_add(seq_c, sizeof seq_c, &lc, under_oom(cgc));
+		seq_add(seq_p, sizeof seq_p, &lp, under_oom(top));
+		usleep(10000);
+	}
+	printf("# A: the hog finished %.0f ms after the raise\n", now_ms() - tr);
+	usleep(300000);
+	seq_add(seq_c, sizeof seq_c, &lc, under_oom(cgc));
+	seq_add(seq_p, sizeof seq_p, &lp, under_oom(top));
+	printf("A: hog finished after the raise: %s\n", shared[1] ? "yes" : "no");
+	printf("A: under_oom sequence: c=%s parent=%s\n", seq_c, seq_p);
+	printf("A: efd after the raise: c=%llu parent=%llu\n", (unsigned long long)efd_take(ec),
+	       (unsigned long long)efd_take(ep));
+	printf("A: oom_kill c=%lu parent=%lu\n", oom_kill_of(cgc), oom_kill_of(top));
+	kill(h, SIGKILL);
+	waitpid(h, NULL, 0);
+	usleep(200000);
+
+	/* 5. OOM with oom_kill_disable=0: the kernel kills */
+	TRYW("c", cgc, "memory.oom_control", "0");
+	TRYW("c", cgc, "memory.limit_in_bytes", "32M");
+	seq_c[0] = seq_p[0] = 0;
+	lc = lp = -2;
+	t0 = now_ms();
+	h = hog(cgc, 64);
+	int status = 0;
+	pid_t w = 0;
+	while (now_ms() - t0 < 20000 && (w = waitpid(h, &status, WNOHANG)) == 0) {
+		seq_add(seq_c, sizeof seq_c, &lc, under_oom(cgc));
+		usleep(10000);
+	}
+	if (w == 0) {
+		printf("B: hog not killed within 20 s\n");
+		kill(h, SIGKILL);
+		waitpid(h, &status, 0);
+	} else {
+		printf("B: hog ended: %s\n", WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL ? "SIGKILL"
+					       : WIFSIGNALED(status) ? "other signal" : "exit");
+	}
+	printf("# B: hog ended %.0f ms after it started\n", now_ms() - t0);
+	usleep(300000);
+	printf("B: under_oom sequence: c=%s\n", seq_c);
+	printf("B: efd: c=%llu parent=%llu\n", (unsigned long long)efd_take(ec),
+	       (unsigned long long)efd_take(ep));
+	printf("B: oom_kill c=%lu parent=%lu\n", oom_kill_of(cgc), oom_kill_of(top));
+	show("after", cgc, "memory.failcnt"); /* counts vary from run to run */
+
+	/* 6. the rmdir signal */
+	close(cfd);
+	if (cfd_w >= 0)
+		close(cfd_w);
+	close(ufd);
+	printf("rmdir c: %s\n", ename(rmdir(cgc) < 0 ? errno : 0));
+	usleep(500000);
+	printf("efd after rmdir c: c=%llu parent=%llu\n", (unsigned long long)efd_take(ec),
+	       (unsigned long long)efd_take(ep));
+	close(pfd);
+	printf("rmdir parent: %s\n", ename(rmdir(top) < 0 ? errno : 0));
+	usleep(500000);
+	printf("efd after rmdir parent: parent=%llu\n", (unsigned long long)efd_take(ep));
+	return 0;
+}
