@@ -5,6 +5,9 @@
  * shadow can be mounted over the real tree itself. */
 #define G_LOG_DOMAIN "oomdelayfs"
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sys/stat.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdio.h>
@@ -58,6 +61,42 @@ static gpointer fuse_main(gpointer ud)
 	return NULL;
 }
 
+/* --protect SIZE: the daemon's own cgroup "oomdelayfs.daemon" under the real root, with
+ * memory.min = SIZE, so that global reclaim leaves the handler's memory alone (SEMANTICS:
+ * "runs in a cgroup of its own with protected memory"). Called before any thread and
+ * before mlockall, so that the pages the daemon faults from now on are charged there.
+ * Failures are logged, not fatal: an unprotected handler beats none. */
+#define OD_DAEMON_CGROUP "oomdelayfs.daemon"
+static void protect_self(int root_fd, uint64_t min)
+{
+	if (mkdirat(root_fd, OD_DAEMON_CGROUP, 0755) < 0 && errno != EEXIST) {
+		g_warning("--protect: mkdir %s: %s", OD_DAEMON_CGROUP, g_strerror(errno));
+		return;
+	}
+	int fd = openat(root_fd, OD_DAEMON_CGROUP, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		g_warning("--protect: open %s: %s", OD_DAEMON_CGROUP, g_strerror(errno));
+		return;
+	}
+	char v[32];
+	int n = snprintf(v, sizeof v, "%" G_GUINT64_FORMAT, min);
+	int f = openat(fd, "memory.min", O_WRONLY | O_CLOEXEC);
+	if (f < 0 || write(f, v, (size_t)n) != n)
+		g_warning("--protect: %s/memory.min = %s: %s", OD_DAEMON_CGROUP, v, g_strerror(errno));
+	if (f >= 0)
+		close(f);
+	f = openat(fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+	n = snprintf(v, sizeof v, "%d", (int)getpid());
+	if (f < 0 || write(f, v, (size_t)n) != n)
+		g_warning("--protect: moving the daemon into %s: %s", OD_DAEMON_CGROUP, g_strerror(errno));
+	else
+		g_message("running in cgroup %s (memory.min %" G_GUINT64_FORMAT " bytes)",
+			  OD_DAEMON_CGROUP, min);
+	if (f >= 0)
+		close(f);
+	close(fd);
+}
+
 static int fail(int code, const char *what, GError *err)
 {
 	g_printerr("oomdelayfs: %s%s%s\n", what ? what : "", what ? ": " : "",
@@ -101,6 +140,8 @@ int main(int argc, char **argv)
 	if ((rc = od_open_cgroup_root(o.cgroup_root, &root_fd, &root_path, &err)) != OD_EXIT_OK)
 		return fail(rc, NULL, err);
 
+	if (o.protect_min && !o.release_all)
+		protect_self(root_fd, o.protect_min);
 	od_harden();
 
 	od_controller *ctl = od_controller_new(root_fd, &o.cfg);
