@@ -176,6 +176,12 @@ void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 		fuse_reply_err(req, ESTALE);
 		return;
 	}
+	/* The v1 view hides the real files: creating one of their names must not
+	 * reach them. What cgroupfs answers to O_CREAT of a new name. */
+	if (fs->opts.v1_layout) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
 	/* cgroupfs refuses to create files (EACCES from the kernel itself); other trees may not. */
 	int fd = openat(dir->fd, name, (fi->flags | O_CREAT | O_CLOEXEC) & ~O_NOFOLLOW, mode & 07777);
 	if (fd < 0) {

@@ -849,6 +849,24 @@ static int memsw_failcnt_write(const fs_synth_ctx *c, const char *buf, size_t le
 	return failcnt_reset(c, true);
 }
 
+/* v1 reclaims everything it can and answers 0 (EINVAL in the root); v2's
+ * memory.reclaim (5.19+) does the reclaim and says EAGAIN when it fell short. */
+static int force_empty_write(const fs_synth_ctx *c, const char *buf, size_t len)
+{
+	(void)buf;
+	(void)len;
+	if (c->is_root)
+		return EINVAL;
+	uint64_t u;
+	int r = rd(c->dirfd, "memory.current", &u);
+	if (r)
+		return r;
+	if (u == 0)
+		return 0;
+	r = kwrite_u64(c->dirfd, "memory.reclaim", u);
+	return r == -EAGAIN || r == 0 ? 0 : -r;
+}
+
 /* ---- the table ---- */
 
 /* Indices 0..2 are the v2 table's synthetic files (synthetic.c), reused as they
@@ -868,9 +886,11 @@ static const fs_synth v1_table[] = {
 	{ "memory.memsw.usage_in_bytes", 0444, R | FS_V1_SWAP, 13, memsw_usage_read, NULL },
 	{ "memory.memsw.max_usage_in_bytes", 0644, R | FS_V1_SWAP, 14, memsw_max_usage_read,
 	  memsw_max_usage_write },
-	/* index 15: its preferred node id spills into the next directory's slot 0,
-	 * which no synthetic file uses; inodes.c falls back to a counter id on a clash */
+	/* index 15 and up: the preferred node id spills into the next directory's
+	 * slots; inodes.c falls back to a counter id when such an id is taken */
 	{ "memory.memsw.failcnt", 0644, R | FS_V1_SWAP, 15, memsw_failcnt_read, memsw_failcnt_write },
+	/* v1 has it in every cgroup but refuses it in the root */
+	{ "memory.force_empty", 0200, R, 16, NULL, force_empty_write },
 };
 #undef R
 #define N_SHARED 3u

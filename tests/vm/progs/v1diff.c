@@ -333,6 +333,7 @@ int main(int argc, char **argv)
 
 	/* 1. listings and formats */
 	list("c", cgc);
+	list("root", root);
 	for (int i = 0; files[i]; i++)
 		show("c", cgc, files[i]);
 	for (int i = 0; files[i]; i++)
@@ -372,6 +373,8 @@ int main(int argc, char **argv)
 	TRYW("c", cgc, "memory.max_usage_in_bytes", "abc");
 	TRYW("c", cgc, "memory.failcnt", "0");
 	TRYW("c", cgc, "memory.failcnt", "5");
+	TRYW("c", cgc, "memory.force_empty", "0");
+	TRYW("root", root, "memory.force_empty", "0");
 	TRYW("c", cgc, "memory.usage_in_bytes", "0");
 	TRYW("c", cgc, "memory.stat", "0");
 	TRYW("c", cgc, "tasks", "999999");

@@ -99,6 +99,7 @@ echo "--- $nd native lines differ; $(wc -l </tmp/v1diff.n) lines compared"
 # D3 cgroup.event_control takes memory.oom_control only: no usage thresholds (EINVAL)
 cat >/tmp/v1diff.known <<'KNOWN'
 ^ls c: 
+^ls root: 
 ^read c/memory.stat keys: 
 ^write c/memory.stat '0': EINVAL -> 
 ^evctl '<efd> <usage fd>

@@ -9,7 +9,7 @@ UNL=9223372036854771712
 start_daemon /shadow --layout v1
 cg=$(mkcg v); s=/shadow${cg#$CGROOT}
 [ -d "$s" ] || fail "no $s in the v1 view"
-want="cgroup.event_control cgroup.procs memory.failcnt memory.limit_in_bytes memory.max_usage_in_bytes"
+want="cgroup.event_control cgroup.procs memory.failcnt memory.force_empty memory.limit_in_bytes memory.max_usage_in_bytes"
 want="$want memory.oom_control memory.oom_delay_millisecs memory.soft_limit_in_bytes memory.stat"
 want="$want memory.usage_in_bytes memory.use_hierarchy tasks"
 have=$(ls "$s" | grep -v '^memory\.memsw\.' | tr '\n' ' ' | sed 's/ $//')
@@ -59,6 +59,9 @@ grep -q '^file ' "$s/memory.stat" && fail "memory.stat shows v2 keys"
 grep -q "^hierarchical_memory_limit $UNL\$" "$s/memory.stat" || fail "hierarchical_memory_limit: $(grep hier "$s/memory.stat")"
 echo 64M >"$s/memory.limit_in_bytes"
 grep -q "^hierarchical_memory_limit 67108864\$" "$s/memory.stat" || fail "hierarchical_memory_limit after 64M: $(grep hier "$s/memory.stat")"
+echo 0 >"$s/memory.force_empty" || fail "force_empty write"
+e=$(odt write /shadow/memory.force_empty 0 2>&1) && fail "root force_empty accepted"
+e=$(odt write "$s/memory.current" 0 2>&1) && fail "v2 name memory.current writable in the v1 view ($e)"
 fc=$(cat "$s/memory.failcnt")
 echo 0 >"$s/memory.failcnt" || fail "failcnt reset"
 [ "$(cat "$s/memory.failcnt")" = 0 ] || fail "failcnt $(cat "$s/memory.failcnt") after reset"
