@@ -8,7 +8,7 @@
  *   4. block in read(efd); each read returns the number of OOM notifications
  *
  * usage: v1listener CGDIR [--raise BYTES] [--kill-pids] [--count N] [--timeout MS]
- *                         [--listeners K] [--ready FILE] [--quiet]
+ *                         [--listeners K] [--ready FILE] [--thread]
  *   --raise BYTES   on each signal, raise the limit: memory.limit_in_bytes (v1 layout)
  *                   or memory.max (v2 layout), whichever the directory has
  *   --kill-pids     on each signal, SIGKILL every process of CGDIR/cgroup.procs
@@ -17,6 +17,11 @@
  *   --listeners K   register K eventfds (each its own registration), then wait on the first;
  *                   prints how many registrations succeeded and the errno of the first refusal
  *   --ready FILE    create FILE once registered (for scripts that must wait for that)
+ *   --thread        open, register and wait from a second thread (as a threaded handler would)
+ *   --compare FILE  (measurement aid, repeatable) a thread per FILE blocks in poll()
+ *                   for POLLPRI on FILE, re-reading it after each wake-up, and prints
+ *                   "pollpri <ms> FILE <content on one line>" when the content changed: the
+ *                   time of the same event as seen through another file, in this process
  *
  * Output (times: CLOCK_MONOTONIC ms with microsecond decimals):
  *   registered <ms> listeners=<k>[ refused=<errno name>]
@@ -29,6 +34,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,7 +54,8 @@ static double now_ms(void)
 static void usage(void)
 {
 	fputs("usage: v1listener CGDIR [--raise BYTES] [--kill-pids] [--count N] [--timeout MS]\n"
-	      "                        [--listeners K] [--ready FILE]\n", stderr);
+	      "                        [--listeners K] [--ready FILE] [--thread] [--compare FILE]...\n",
+	      stderr);
 	exit(2);
 }
 
@@ -138,7 +145,71 @@ static void kill_pids(const char *cg)
 	fflush(stdout);
 }
 
+static void *compare_main(void *p)
+{
+	const char *file = p;
+	int fd = open(file, O_RDONLY);
+	if (fd < 0) {
+		printf("compare-failed %s %s\n", file, errname(errno));
+		fflush(stdout);
+		return NULL;
+	}
+	char last[600], cur[600];
+	read_control(fd, last, sizeof last); /* the read arms kernfs poll */
+	for (;;) {
+		struct pollfd pf = { .fd = fd, .events = POLLPRI };
+		if (poll(&pf, 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		double t = now_ms();
+		read_control(fd, cur, sizeof cur);
+		if (strcmp(cur, last) != 0) {
+			printf("pollpri %.3f %s %s\n", t, file, cur);
+			fflush(stdout);
+			strcpy(last, cur);
+		} else if (!(pf.revents & POLLPRI)) {
+			usleep(1000); /* no POLLPRI support: do not spin */
+		}
+		if (strncmp(cur, "gone:", 5) == 0)
+			break;
+	}
+	close(fd);
+	return NULL;
+}
+
+static int run(int argc, char **argv);
+struct targs {
+	int argc;
+	char **argv;
+	int rc;
+};
+static void *thread_main(void *p)
+{
+	struct targs *t = p;
+	t->rc = run(t->argc, t->argv);
+	return NULL;
+}
+
 int main(int argc, char **argv)
+{
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--thread")) {
+			struct targs t = { argc, argv, 1 };
+			pthread_t th;
+			if (pthread_create(&th, NULL, thread_main, &t) != 0) {
+				fputs("v1listener: pthread_create failed\n", stderr);
+				return 1;
+			}
+			pthread_join(th, NULL);
+			return t.rc;
+		}
+	}
+	return run(argc, argv);
+}
+
+static int run(int argc, char **argv)
 {
 	if (argc < 2)
 		usage();
@@ -159,6 +230,13 @@ int main(int argc, char **argv)
 			listeners = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--ready") && i + 1 < argc)
 			ready = argv[++i];
+		else if (!strcmp(argv[i], "--thread"))
+			continue;
+		else if (!strcmp(argv[i], "--compare") && i + 1 < argc) {
+			pthread_t th;
+			if (pthread_create(&th, NULL, compare_main, argv[++i]) == 0)
+				pthread_detach(th);
+		}
 		else
 			usage();
 	}
