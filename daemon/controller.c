@@ -497,8 +497,12 @@ void od_controller_tick(od_controller *c)
 	while (read(c->tfd, &expirations, sizeof expirations) < 0 && errno == EINTR)
 		;
 	g_mutex_lock(&c->lock);
+	int64_t now = od_now();
+	if (c->armed > 0 && c->armed != OE_NO_DEADLINE && now - c->armed > 20 * 1000000LL)
+		g_message("timer %.1f ms late (the loop was busy or the daemon starved)",
+			  (now - c->armed) / 1e6);
 	c->armed = INT64_MIN; /* the timer has fired: always re-arm */
-	oe_tick(c->eng, od_now(), &c->acts);
+	oe_tick(c->eng, now, &c->acts);
 	finish_locked(c);
 }
 

@@ -57,6 +57,8 @@ struct od_watcher {
 	 * seen, IN_MOVED_TO with the same cookie expected next. */
 	wnode *moving;
 	uint32_t moving_cookie;
+	uint64_t pending[64]; /* cgroups to sample after this read of the inotify queue */
+	size_t npending;
 };
 
 static void free_node(wnode *n)
@@ -249,6 +251,28 @@ static void rescan(od_watcher *w)
 
 /* ---- event sources ----------------------------------------------------- */
 
+/* memory.events of a throttled cgroup changes with every allocation over memory.high:
+ * one read of the inotify queue may name the same cgroup many times. Each is sampled
+ * once per read, after the read's other events. */
+static void defer_sample(od_watcher *w, uint64_t id)
+{
+	for (size_t i = 0; i < w->npending; i++)
+		if (w->pending[i] == id)
+			return;
+	if (w->npending == G_N_ELEMENTS(w->pending)) {
+		od_controller_sample(w->ctl, id);
+		return;
+	}
+	w->pending[w->npending++] = id;
+}
+
+static void run_deferred(od_watcher *w)
+{
+	for (size_t i = 0; i < w->npending; i++)
+		od_controller_sample(w->ctl, w->pending[i]);
+	w->npending = 0;
+}
+
 static void handle_event(od_watcher *w, const struct inotify_event *ev)
 {
 	if (ev->mask & IN_Q_OVERFLOW) {
@@ -300,7 +324,7 @@ static void handle_event(od_watcher *w, const struct inotify_event *ev)
 		}
 		break;
 	case W_EVENTS:
-		od_controller_sample(w->ctl, n->id);
+		defer_sample(w, n->id);
 		break;
 	case W_MAX:
 		od_controller_real_max_changed(w->ctl, n->id);
@@ -330,21 +354,22 @@ static gboolean on_inotify(gint fd, GIOCondition cond, gpointer ud)
 	od_watcher *w = ud;
 	char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
 	(void)cond;
-	for (;;) {
-		ssize_t len = read(fd, buf, sizeof buf);
-		if (len < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN)
-				g_warning("read inotify: %s", g_strerror(errno));
-			break;
-		}
-		for (char *p = buf; p < buf + len;) {
-			const struct inotify_event *ev = (const struct inotify_event *)(void *)p;
-			handle_event(w, ev);
-			p += sizeof *ev + ev->len;
-		}
+	/* One read per dispatch: under a stream of events (a throttled cgroup) the loop
+	 * must come back to the timerfd, whose source also has the higher priority. */
+	ssize_t len;
+	while ((len = read(fd, buf, sizeof buf)) < 0 && errno == EINTR)
+		;
+	if (len < 0) {
+		if (errno != EAGAIN)
+			g_warning("read inotify: %s", g_strerror(errno));
+		return G_SOURCE_CONTINUE;
 	}
+	for (char *p = buf; p < buf + len;) {
+		const struct inotify_event *ev = (const struct inotify_event *)(void *)p;
+		handle_event(w, ev);
+		p += sizeof *ev + ev->len;
+	}
+	run_deferred(w);
 	return G_SOURCE_CONTINUE;
 }
 
@@ -415,7 +440,9 @@ od_watcher *od_watcher_new(od_controller *c, int root_fd, bool watch, GError **e
 		  (g_get_monotonic_time() - t0) / 1000.0);
 	if (watch) {
 		w->src_inotify = g_unix_fd_add(w->ifd, G_IO_IN, on_inotify, w);
-		w->src_timer = g_unix_fd_add(od_controller_timerfd(c), G_IO_IN, on_timer, w);
+		/* Deadlines first: a kill must not wait behind a batch of inotify events. */
+		w->src_timer = g_unix_fd_add_full(G_PRIORITY_HIGH, od_controller_timerfd(c), G_IO_IN,
+						  on_timer, w, NULL);
 	}
 	return w;
 }
