@@ -259,6 +259,29 @@ static int write_limit(const fs_synth_ctx *c, uint64_t bytes)
 	return r == ENOENT ? ENODEV : r;
 }
 
+/* v1's mem_cgroup_resize_max(): a limit is never set below the usage. It
+ * reclaims towards the new limit (here through memory.reclaim) and gives up
+ * with EBUSY after MAX_RECLAIM_RETRIES rounds without progress, leaving the old
+ * limit; v2 would OOM-kill instead. */
+static int fit_under(const fs_synth_ctx *c, uint64_t bytes)
+{
+	if (bytes == OE_UNLIMITED || !has_file(c->dirfd, "memory.reclaim"))
+		return 0;
+	for (int retries = 16; retries > 0;) {
+		uint64_t u;
+		int r = rd(c->dirfd, "memory.current", &u);
+		if (r)
+			return r;
+		if (u <= bytes)
+			return 0;
+		r = kwrite_u64(c->dirfd, "memory.reclaim", u - bytes);
+		uint64_t after = u;
+		if (rd(c->dirfd, "memory.current", &after) != 0 || after >= u || (r < 0 && r != -EAGAIN))
+			retries--;
+	}
+	return EBUSY;
+}
+
 static int limit_write(const fs_synth_ctx *c, const char *buf, size_t len)
 {
 	uint64_t bytes, old, sm;
@@ -268,6 +291,8 @@ static int limit_write(const fs_synth_ctx *c, const char *buf, size_t len)
 	if (c->is_root)
 		return EINVAL; /* v1: "Can't set limit on root" */
 	if ((r = limit_of(c, &old)) || (r = swap_max_of(c, &sm)))
+		return r;
+	if (bytes < old && (r = fit_under(c, bytes)))
 		return r;
 	/* v1 keeps memsw.limit >= limit and leaves memsw.limit alone: v2 has the
 	 * swap part only, so swap.max follows to keep L + swap.max unchanged. */

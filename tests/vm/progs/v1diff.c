@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -298,6 +299,17 @@ static pid_t hog(const char *dir, int mb)
 		pause();
 }
 
+static volatile pid_t thread_tid;
+
+static void *sleeper_thread(void *arg)
+{
+	(void)arg;
+	thread_tid = gettid();
+	for (;;)
+		pause();
+	return NULL;
+}
+
 static void seq_add(char *seq, size_t size, int *last, int v)
 {
 	if (v == *last)
@@ -501,7 +513,62 @@ int main(int argc, char **argv)
 	printf("B: oom_kill c=%lu parent=%lu\n", oom_kill_of(cgc), oom_kill_of(top));
 	show("after", cgc, "memory.failcnt"); /* counts vary from run to run */
 
-	/* 6. the rmdir signal */
+	/* 6. states v1 and v2 reach differently */
+	/* a limit below the usage: v1 reclaims, fails and says EBUSY; v2 OOM-kills */
+	TRYW("c", cgc, "memory.limit_in_bytes", "64M");
+	h = hog(cgc, 16);
+	t0 = now_ms();
+	while (!shared[1] && now_ms() - t0 < 15000)
+		usleep(10000);
+	printf("C: 16 MiB hog finished: %s\n", shared[1] ? "yes" : "no");
+	TRYW("c", cgc, "memory.limit_in_bytes", "8M");
+	usleep(300000);
+	printf("C: hog alive after the limit went below its usage: %s\n",
+	       waitpid(h, &status, WNOHANG) == 0 ? "yes" : "no");
+	kill(h, SIGKILL);
+	waitpid(h, NULL, 0);
+	usleep(200000);
+	printf("C: efd: c=%llu parent=%llu\n", (unsigned long long)efd_take(ec),
+	       (unsigned long long)efd_take(ep));
+	/* the watermark reset: v1 restarts it from the current usage */
+	{
+		char path[1024], buf[64];
+		snprintf(path, sizeof path, "%s/memory.max_usage_in_bytes", cgc);
+		printf("C: write max_usage_in_bytes '0': %s\n", ename(writef(path, "0", 1)));
+		unsigned long long v = readf(path, buf, sizeof buf) ? 0 : strtoull(buf, NULL, 10);
+		printf("C: max_usage after reset: %s\n", v < (1ull << 20) ? "<1 MiB" : ">=1 MiB (not reset)");
+	}
+	TRYW("c", cgc, "memory.limit_in_bytes", "-1");
+	/* one thread of a multi-threaded process into tasks */
+	pthread_t th;
+	if (pthread_create(&th, NULL, sleeper_thread, NULL) == 0) {
+		while (!thread_tid)
+			usleep(1000);
+		char tid[32], path[1024];
+		snprintf(tid, sizeof tid, "%d", (int)thread_tid);
+		snprintf(path, sizeof path, "%s/tasks", cgc);
+		printf("D: write a thread's tid to c/tasks: %s\n", ename(writef(path, tid, strlen(tid))));
+		snprintf(path, sizeof path, "%s/tasks", root);
+		printf("D: write it back to root/tasks: %s\n", ename(writef(path, tid, strlen(tid))));
+	}
+	/* a process into a cgroup that has a child cgroup (v2: no internal processes) */
+	{
+		pid_t sl = fork();
+		if (sl == 0) {
+			for (;;)
+				pause();
+		}
+		char pid[32], path[1024];
+		snprintf(pid, sizeof pid, "%d", (int)sl);
+		snprintf(path, sizeof path, "%s/cgroup.procs", top);
+		printf("E: write a pid to the parent's cgroup.procs (it has a child): %s\n",
+		       ename(writef(path, pid, strlen(pid))));
+		kill(sl, SIGKILL);
+		waitpid(sl, NULL, 0);
+		usleep(100000);
+	}
+
+	/* 7. the rmdir signal */
 	close(cfd);
 	if (cfd_w >= 0)
 		close(cfd_w);

@@ -97,12 +97,18 @@ echo "--- $nd native lines differ; $(wc -l </tmp/v1diff.n) lines compared"
 # D1 the listing: v1 files without a v2 counterpart are absent, memory.oom_delay_millisecs is ours
 # D2 memory.stat: no pgpgin/pgpgout (v2 does not count them); the failed write reads the file back
 # D3 cgroup.event_control takes memory.oom_control only: no usage thresholds (EINVAL)
+# D4 6.1 cannot reset memory.peak: memory.max_usage_in_bytes keeps its value after a write
+# D5 v2 moves a single thread only inside a threaded domain: EOPNOTSUPP
+# D6 v2's no-internal-process rule: a cgroup with memory-enabled children takes no process (EBUSY)
 cat >/tmp/v1diff.known <<'KNOWN'
 ^ls c: 
 ^ls root: 
 ^read c/memory.stat keys: 
 ^write c/memory.stat '0': EINVAL -> 
 ^evctl '<efd> <usage fd>
+^C: max_usage after reset: <1 MiB
+^D: write a thread's tid to c/tasks: OK
+^E: write a pid to the parent's cgroup.procs (it has a child): OK
 KNOWN
 unexpected=$(grep '^-' /tmp/v1diff.d | sed 's/^-//' | grep -v -f /tmp/v1diff.known)
 [ -s /tmp/v1diff.known ] || unexpected=$(grep '^-' /tmp/v1diff.d | sed 's/^-//')
