@@ -72,6 +72,16 @@ grep -q '^oom_kill_disable 1' "$s/memory.oom_control" || fail "oom_kill_disable 
 echo 0 >"$s/memory.oom_control"
 echo 500 >"$s/memory.oom_delay_millisecs" || fail "oom_delay write"
 [ "$(cat "$s/memory.oom_delay_millisecs")" = 500 ] || fail "oom_delay reads $(cat "$s/memory.oom_delay_millisecs")"
+# a limit below the usage: v1 reclaims and answers EBUSY, nothing is killed
+echo 64M >"$s/memory.limit_in_bytes"
+start_hog "$cg" 16
+wait_for 20000 sh -c "[ \$(odt progress $HOG_REPORT 2>/dev/null || echo 0) -ge 16384 ]" || fail "16 MiB hog did not finish"
+e=$(odt write "$s/memory.limit_in_bytes" 8M 2>&1) && fail "limit below usage accepted ($e)"
+echo "$e" | grep -q "busy" || fail "limit below usage: $e, not EBUSY"
+[ "$(cat "$s/memory.limit_in_bytes")" = 67108864 ] || fail "limit changed to $(cat "$s/memory.limit_in_bytes") by a refused write"
+alive "$HOG_PID" || fail "the hog was killed by a limit write that v1 refuses"
+kill "$HOG_PID"; wait "$HOG_PID" 2>/dev/null
+echo -1 >"$s/memory.limit_in_bytes"
 kill $sp; wait $sp 2>/dev/null
 # v2's no-internal-process rule: +memory for the child needs the parent empty (deviation, V1-LAYOUT.md)
 mkdir "$s/c" || fail "mkdir in the v1 view"
