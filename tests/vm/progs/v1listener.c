@@ -21,7 +21,8 @@
  *   --compare FILE  (measurement aid, repeatable) a thread per FILE blocks in poll()
  *                   for POLLPRI on FILE, re-reading it after each wake-up, and prints
  *                   "pollpri <ms> FILE <content on one line>" when the content changed: the
- *                   time of the same event as seen through another file, in this process
+ *                   time of the same event as seen through another file, in this process;
+ *                   wake-ups without a change: "pollpri-spurious <ms> FILE <n>" at n = 1, 10, ...
  *
  * Output (times: CLOCK_MONOTONIC ms with microsecond decimals):
  *   registered <ms> listeners=<k>[ refused=<errno name>]
@@ -155,6 +156,7 @@ static void *compare_main(void *p)
 		return NULL;
 	}
 	char last[600], cur[600];
+	long spurious = 0, report = 1;
 	read_control(fd, last, sizeof last); /* the read arms kernfs poll */
 	for (;;) {
 		struct pollfd pf = { .fd = fd, .events = POLLPRI };
@@ -169,8 +171,15 @@ static void *compare_main(void *p)
 			printf("pollpri %.3f %s %s\n", t, file, cur);
 			fflush(stdout);
 			strcpy(last, cur);
-		} else if (!(pf.revents & POLLPRI)) {
-			usleep(1000); /* no POLLPRI support: do not spin */
+		} else {
+			/* a wake-up without a change: count it (1, 10, 100, ...) and do not spin */
+			if (++spurious == report) {
+				printf("pollpri-spurious %.3f %s %ld revents=0x%x\n", t, file, spurious,
+				       (unsigned)pf.revents);
+				fflush(stdout);
+				report *= 10;
+			}
+			usleep(1000);
 		}
 		if (strncmp(cur, "gone:", 5) == 0)
 			break;

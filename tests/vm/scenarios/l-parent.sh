@@ -1,8 +1,9 @@
 # l-parent (issue 4, rules 2, 11, 12): direction of v1 OOM notifications in a hierarchy.
 # v1's mem_cgroup_oom_notify() walks the subtree of the cgroup under OOM, so a listener hears
 # the onsets of its own cgroup and of every ANCESTOR (SEMANTICS rule 11):
-#  A. P (L = 32 MiB, delay 3000) goes OOM through a hog in its child C: the listeners on P and
-#     on C are both signalled, both read under_oom 1; then P's limit is raised.
+#  A. P (L = 32 MiB, delay 5000) goes OOM through a hog in its child C: the listeners on P and
+#     on C are both signalled, both read under_oom 1; a third listener that registers on C
+#     during the hold is signalled at once; then P's limit is raised.
 #  B. C itself (L = 32 MiB, delay 3000) goes OOM: C's listener is signalled and raises C's
 #     limit; P's listener hears nothing (an OOM below is not P's OOM, as in v1).
 # No kill in either part. Figures: wake times of each listener after the first one.
@@ -14,7 +15,7 @@ setknob "$sp" cgroup.subtree_control +memory
 mkdir "$sp/c" || fail "shadow mkdir c"
 sc=$sp/c
 setknob "$sp" memory.max $((32 * MiB))
-setknob "$sp" memory.oom_delay_millisecs 3000
+setknob "$sp" memory.oom_delay_millisecs 5000
 k0=$(evkey "$cg" oom_kill)
 rm -f /tmp/lp.r /tmp/lc.r
 v1listener "$sp" --count 1 --timeout 30000 --ready /tmp/lp.r >/tmp/lp.out 2>&1 &
@@ -27,6 +28,12 @@ wait_for 40000 sh -c "! kill -0 $LP 2>/dev/null && ! kill -0 $LC 2>/dev/null" ||
 echo "A parent:"; cat /tmp/lp.out; echo "A child:"; cat /tmp/lc.out
 grep -q '^signal 1 .*under_oom 1' /tmp/lp.out || fail "A: P's listener not signalled with under_oom 1: $(cat /tmp/lp.out)"
 grep -q '^signal 1 .*under_oom 1' /tmp/lc.out || fail "A: C's listener did not hear its parent's OOM with under_oom 1 (rules 11, 12): $(cat /tmp/lc.out)"
+# a listener that registers during the hold is signalled at once (v1 did so)
+tl0=$(now_ms)
+v1listener "$sc" --count 1 --timeout 3000 >/tmp/ll.out 2>&1 || fail "A: a listener registered on C during P's hold was not signalled: $(cat /tmp/ll.out)"
+tl=$(($(now_ms) - tl0))
+grep -q '^signal 1 .*under_oom 1' /tmp/ll.out || fail "A: late listener: $(cat /tmp/ll.out)"
+lreg=$(awk '/^registered/{r=$2} /^signal 1 /{printf "%.1f", $3 - r}' /tmp/ll.out)
 setknob "$sp" memory.max $((96 * MiB))
 wait "$HOG_PID"; rc=$?
 [ "$rc" = 0 ] || fail "A: hog exited $rc (killed?)"
@@ -58,4 +65,5 @@ k1=$(evkey "$cg" oom_kill)
 [ "$k1" = "$k0" ] || fail "oom_kill moved $k0 -> $k1"
 stop_daemon
 pass "A (P under OOM): P's and C's listeners signalled, C's ${da} ms after P's, both read under_oom 1;" \
+	"a listener registered during the hold signalled ${lreg} ms after its registration (run ${tl} ms);" \
 	"B (C under OOM): C's listener signalled, P's silent for 12 s; no kill (oom_kill $k0->$k1)"
