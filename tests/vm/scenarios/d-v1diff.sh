@@ -108,6 +108,7 @@ cat >/tmp/v1diff.known <<'KNOWN'
 ^evctl '<efd> <usage fd>
 ^C: max_usage after reset: <1 MiB
 ^D: write a thread's tid to c/tasks: OK
+^D: write it back to root/tasks: OK
 ^E: write a pid to the parent's cgroup.procs (it has a child): OK
 KNOWN
 unexpected=$(grep '^-' /tmp/v1diff.d | sed 's/^-//' | grep -v -f /tmp/v1diff.known)
