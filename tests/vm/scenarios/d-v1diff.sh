@@ -27,11 +27,13 @@ if [ "${1:-}" != phase2 ]; then
 		fi
 	done
 	echo $$ >"$CGROOT/cgroup.procs"
-	exec sh "$0" phase2
+	exec sh "$0" phase2 "$mycg"
 fi
+mycg=$2
 
 # --- native cgroup v1 ---
-( sleep 230; echo "d-v1diff: own watchdog"; kill -TERM $$ ) &
+# our own watchdog (the runner's is gone); killing it ends its sleep too
+( sleep 230 & s=$!; trap 'kill $s; exit 0' TERM; wait $s; echo "d-v1diff: own watchdog"; kill -TERM $$ ) &
 wd=$!
 for d in $(find "$CGROOT" -mindepth 1 -type d | sort -r); do
 	echo -memory >"$d/cgroup.subtree_control" 2>/dev/null
@@ -75,6 +77,8 @@ until echo +memory >"$CGROOT/cgroup.subtree_control" 2>/dev/null; do
 	sleep 0.5
 done
 log "memory controller back on cgroup v2 after $i retries"
+# back into the scenario's cgroup: whatever is left after a failure is the runner's to kill
+echo $$ >"$mycg/cgroup.procs" || echo "cannot return to $mycg"
 
 # --- the shadow tree, --layout v1 ---
 start_daemon /shadow --layout v1
