@@ -40,6 +40,12 @@ exec 7<&-
 echo "read of a held memory.oom_control after the rmdir: $after"
 dev=''
 case $after in *"No such device"*) ;; *) dev=" DEVIATION: a held memory.oom_control still reads '$after' after the rmdir (kernfs: ENODEV)" ;; esac
+# does anything of the daemon's keep the removed cgroups alive (dying)? compare before/after stop
+usleep 1000000
+dy0=$(cgkey "$cg/cgroup.stat" nr_dying_descendants)
 stop_daemon
+usleep 500000
+dy1=$(cgkey "$cg/cgroup.stat" nr_dying_descendants)
+[ "$dy0" = "$dy1" ] || dev="$dev; DEVIATION: $cg had $dy0 dying descendants while the daemon ran, $dy1 after it stopped (pinned by the daemon)"
 pass "shadow rmdir: one signal $(awk -v a="$ta" -v t="$t0" -v u="$t1" 'BEGIN{printf "%.1f", a - t}') ms after rmdir started (rmdir took $(awk -v t="$t0" -v u="$t1" 'BEGIN{printf "%.1f", u - t}') ms), control file then: $ga;" \
-	"real rmdir: one signal $(awk -v a="$tb" -v t="$t1" 'BEGIN{printf "%.1f", a - t}') ms after, control file then: $gb;$dev"
+	"real rmdir: one signal $(awk -v a="$tb" -v t="$t1" 'BEGIN{printf "%.1f", a - t}') ms after, control file then: $gb; dying descendants of the parent: $dy0 with the daemon, $dy1 after it$dev"
