@@ -18,6 +18,9 @@
  *                   prints how many registrations succeeded and the errno of the first refusal
  *   --ready FILE    create FILE once registered (for scripts that must wait for that)
  *   --thread        open, register and wait from a second thread (as a threaded handler would)
+ *   --control FILE  open FILE as the control fd instead of CGDIR/memory.oom_control (to see
+ *                   how a wrong control file is refused); --control-wronly: open it O_WRONLY
+ *   --line-end nl|nul  end the written line with a newline or a NUL byte (default: nothing)
  *   --compare FILE  (measurement aid, repeatable) a thread per FILE blocks in poll()
  *                   for POLLPRI on FILE, re-reading it after each wake-up, and prints
  *                   "pollpri <ms> FILE <content on one line>" when the content changed: the
@@ -55,7 +58,8 @@ static double now_ms(void)
 static void usage(void)
 {
 	fputs("usage: v1listener CGDIR [--raise BYTES] [--kill-pids] [--count N] [--timeout MS]\n"
-	      "                        [--listeners K] [--ready FILE] [--thread] [--compare FILE]...\n",
+	      "                        [--listeners K] [--ready FILE] [--thread] [--compare FILE]...\n"
+	      "                        [--control FILE] [--control-wronly] [--line-end nl|nul]\n",
 	      stderr);
 	exit(2);
 }
@@ -223,7 +227,9 @@ static int run(int argc, char **argv)
 	if (argc < 2)
 		usage();
 	const char *cg = argv[1];
-	const char *raise = NULL, *ready = NULL;
+	const char *raise = NULL, *ready = NULL, *control = NULL, *lend = "";
+	size_t lendlen = 0;
+	int cflags = O_RDONLY;
 	int killp = 0;
 	long count = 0, timeout = -1, listeners = 1;
 	for (int i = 2; i < argc; i++) {
@@ -241,6 +247,19 @@ static int run(int argc, char **argv)
 			ready = argv[++i];
 		else if (!strcmp(argv[i], "--thread"))
 			continue;
+		else if (!strcmp(argv[i], "--control") && i + 1 < argc)
+			control = argv[++i];
+		else if (!strcmp(argv[i], "--control-wronly"))
+			cflags = O_WRONLY;
+		else if (!strcmp(argv[i], "--line-end") && i + 1 < argc) {
+			i++;
+			if (!strcmp(argv[i], "nl"))
+				lend = "\n", lendlen = 1;
+			else if (!strcmp(argv[i], "nul"))
+				lend = "", lendlen = 1; /* the string's terminating NUL */
+			else
+				usage();
+		}
 		else if (!strcmp(argv[i], "--compare") && i + 1 < argc) {
 			pthread_t th;
 			if (pthread_create(&th, NULL, compare_main, argv[++i]) == 0)
@@ -253,8 +272,11 @@ static int run(int argc, char **argv)
 		usage();
 
 	char path[4096];
-	snprintf(path, sizeof path, "%s/memory.oom_control", cg);
-	int cfd = open(path, O_RDONLY);
+	if (control)
+		snprintf(path, sizeof path, "%s", control);
+	else
+		snprintf(path, sizeof path, "%s/memory.oom_control", cg);
+	int cfd = open(path, cflags);
 	if (cfd < 0) {
 		fprintf(stderr, "v1listener: open %s: %s\n", path, errname(errno));
 		return 1;
@@ -276,7 +298,11 @@ static int run(int argc, char **argv)
 			break;
 		}
 		char line[64];
-		int len = snprintf(line, sizeof line, "%d %d", fd, cfd);
+		int len = snprintf(line, sizeof line, "%d %d%s", fd, cfd, lend);
+		if (lendlen && !*lend)
+			len++; /* include the NUL */
+		else if (lendlen)
+			len = (int)strlen(line);
 		if (write(ecfd, line, (size_t)len) < 0) {
 			refused = errno;
 			close(fd);

@@ -1,6 +1,8 @@
 # l-scripts (issue 4, deliverable 6; the synthetic files' table): what a shell script with
 # echo/cat sees on the shadow tree (v2 layout). Values, formats, and the errno of bad input
 # (as the kernel's kstrtoull(buf, 0) and v1's memory.oom_control answered).
+# Registrations from a C client: a trailing newline or NUL is accepted, a control fd that is
+# not this cgroup's memory.oom_control is refused with EINVAL.
 # Figures: the number of checks.
 # timeout: 60
 . /oomd/lib.sh
@@ -64,11 +66,24 @@ expect "echo '1000 1001' > cgroup.event_control (no such fds)" "$(wr "$ec" '1000
 expect "echo '0 1' > cgroup.event_control (not an eventfd)" "$(wr "$ec" '0 1')" EINVAL
 expect "echo '5' > cgroup.event_control (no control fd)" "$(wr "$ec" '5')" EINVAL
 rd=$(cat "$ec" 2>&1 >/dev/null); rdok=$?
+# registrations from a C client (v1listener): line endings, wrong control files
+reg() { # reg ARGS...: "ok" if v1listener registered, else the errno it printed
+	_o=$(v1listener "$s" --timeout 50 "$@" 2>&1)
+	case $_o in registered*) echo ok ;; *) echo "${_o##* }" ;; esac
+}
+expect "register '<efd> <cfd>'" "$(reg)" ok
+expect "register '<efd> <cfd>\\n'" "$(reg --line-end nl)" ok
+expect "register '<efd> <cfd>\\0'" "$(reg --line-end nul)" ok
+expect "register with the control fd opened write-only (root: v1 checks inode permission only)" "$(reg --control-wronly)" ok
+expect "register with a child's memory.oom_control as the control fd" "$(reg --control "$s/c/memory.oom_control")" EINVAL
+expect "register with the shadow memory.events as the control fd" "$(reg --control "$s/memory.events")" EINVAL
+expect "register with the real memory.events as the control fd" "$(reg --control "$cg/memory.events")" EINVAL
+rootreg=$(v1listener /shadow --timeout 50 2>&1 | head -n 1)
 # a child made in the real tree inherits T (rule 7)
 mkdir "$cg/r" || fail "real mkdir r"
 wait_for 2000 sh -c "[ \"\$(cat $s/r/memory.oom_delay_millisecs 2>/dev/null)\" = 301 ]" || fail "real child r has T $(cat "$s/r/memory.oom_delay_millisecs"), not 301"
 n=$((n + 1))
 rmdir "$s/r" "$s/c" || fail "shadow rmdir"
 stop_daemon
-pass "$n checks of echo/cat on memory.oom_delay_millisecs, memory.oom_control, cgroup.event_control;" \
-	"cat cgroup.event_control as root: ${rd:-no error (exit $rdok)}"
+pass "$n checks of echo/cat on memory.oom_delay_millisecs, memory.oom_control, cgroup.event_control and of registrations (line ends, wrong control files);" \
+	"cat cgroup.event_control as root: ${rd:-no error (exit $rdok)}; registration on the root cgroup: $rootreg"
