@@ -16,11 +16,15 @@
  *       listen: a short-lived child process registers a v1 listener (eventfd + the shadow
  *             memory.oom_control fd written to cgroup.event_control) on its own or a hog cgroup,
  *             waits 20-200 ms for a notification and exits (which ends the registration);
- *   - HOGS hog managers, each cycling its own cgroup (L = LIMIT_MB, T = 100-300 ms): a hog of
- *     HOG_MB MiB is started, the hold is seen (shadow under_oom 1, deadline from the persisted
- *     state) and then either left to be killed (it must die at or after the deadline), resolved by
- *     raising memory.max through the shadow (it must finish, no kill), or resolved by the hog's
- *     own exit (no kernel kill).
+ *   - HOGS hog managers, each cycling its own cgroup (L = LIMIT_MB, T = 100-300 ms) with a v1
+ *     listener registered on it for its whole life: a hog of HOG_MB MiB is started, the hold is
+ *     seen (the listener's eventfd, which must count every onset, and the deadline in the
+ *     persisted state) and then either left to be killed (it must not die before the deadline),
+ *     resolved by raising memory.max through the shadow (it must finish, no kill), or resolved by
+ *     the hog's own exit (no kernel kill). A hog that dies with neither a notification nor a
+ *     deadline was killed without a hold. A hold seen too late to act on (the VM is slow) is left
+ *     to be killed (seen_late; dl_unseen when its deadline was gone before it could be read), and
+ *     an action completed after the deadline does not count against the daemon (acted_late).
  * With --daemon-pid, the daemon's descriptors are counted before the cgroups are created and after
  * they are all removed (each time after dropping the dentry cache, so that the kernel forgets
  * every unused inode): /dev/fuse descriptors apart, as libfuse's clone_fd gives each FUSE worker
@@ -64,7 +68,7 @@ struct stats {
 	atomic_long mkdirs, rmdirs, inherit_checks;
 	atomic_long listeners, notified;
 	atomic_long errors;
-	atomic_long holds, killed, resolved_raise, resolved_exit, early, seen_late, acted_late;
+	atomic_long holds, killed, resolved_raise, resolved_exit, early, seen_late, acted_late, dl_unseen;
 	atomic_long logged;
 	atomic_int stop;
 };
@@ -466,6 +470,15 @@ static void reap(pid_t pid, int *st)
 		;
 }
 
+/* read an eventfd's count (non-blocking); 0 if nothing */
+static uint64_t drain(int efd)
+{
+	uint64_t c = 0;
+	if (read(efd, &c, sizeof c) != sizeof c)
+		c = 0;
+	return c;
+}
+
 static void hog_manager(int id)
 {
 	snprintf(who, sizeof who, "hog %d", id);
@@ -474,6 +487,17 @@ static void hog_manager(int id)
 	snprintf(scg, sizeof scg, "%s/h%d", sbase, id);
 	snprintf(rcg, sizeof rcg, "%s/h%d", rbase, id);
 	long long L = (long long)limit_mb * MiB;
+	/* a v1 listener on the hog's cgroup for the manager's life: its eventfd counts the onsets */
+	int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	snprintf(p, sizeof p, "%s/memory.oom_control", scg);
+	int cfd = open(p, O_RDONLY | O_CLOEXEC);
+	if (efd < 0 || cfd < 0)
+		die("%s: eventfd/open %s: %s", who, p, strerror(errno));
+	snprintf(v, sizeof v, "%d %d", efd, cfd);
+	snprintf(p, sizeof p, "%s/cgroup.event_control", scg);
+	int e = put(p, v);
+	if (e)
+		die("%s: write '%s' to %s: %s", who, v, p, strerror(-e));
 	int mode = -1, prev_mode;
 	while (!over()) {
 		prev_mode = mode;
@@ -483,7 +507,17 @@ static void hog_manager(int id)
 		snprintf(v, sizeof v, "%d\n", T);
 		write_check(p, v, v);
 		int64_t t_T = ns_of(CLOCK_BOOTTIME);
+		char kmax[64], khigh[64]; /* the real knobs just after the T write, for the diagnosis */
+		snprintf(p, sizeof p, "%s/memory.max", rcg);
+		if (slurp(p, kmax, sizeof kmax) < 0)
+			kmax[0] = 0;
+		snprintf(p, sizeof p, "%s/memory.high", rcg);
+		if (slurp(p, khigh, sizeof khigh) < 0)
+			khigh[0] = 0;
+		for (char *c = kmax; *c; c++) if (*c == '\n') *c = 0;
+		for (char *c = khigh; *c; c++) if (*c == '\n') *c = 0;
 		long long k0 = real_oom_kill(rcg);
+		drain(efd);
 		int pfd[2];
 		if (pipe2(pfd, O_CLOEXEC) < 0)
 			die("pipe: %s", strerror(errno));
@@ -493,14 +527,34 @@ static void hog_manager(int id)
 			die("fork: %s", strerror(errno));
 		int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 		int st = 0;
-		/* the hold */
-		/* the hold: a new deadline in the persisted state (read on the real directory: a shadow
-		 * read may take longer than a short hold on a loaded TCG VM) */
-		int held = 0;
+		/* the hold: the listener's eventfd (rule 11), or a new deadline in the persisted state
+		 * (read on the real directory). A loaded TCG VM can deschedule this process for longer
+		 * than a short hold: the eventfd keeps the count when the deadline is gone already */
+		int held = 0, notified = 0;
 		int64_t dl = 0;
 		for (int64_t until = mono() + 20000000000LL; mono() < until;) {
+			struct pollfd pf[2] = { { .fd = efd, .events = POLLIN }, { .fd = pidfd, .events = POLLIN } };
+			poll(pf, 2, 2);
+			if (drain(efd))
+				notified = 1;
 			if ((dl = deadline_of(rcg)) > t_T) {
 				held = 1;
+				break;
+			}
+			dl = 0;
+			if (notified) {
+				/* the state is persisted just after the onset */
+				for (int i = 0; i < 100 && !readable(pidfd, 0); i++) {
+					if ((dl = deadline_of(rcg)) > t_T)
+						break;
+					dl = 0;
+					msleep(1);
+				}
+				held = 1;
+				break;
+			}
+			if (readable(pidfd, 0) && drain(efd)) {
+				notified = held = 1;
 				break;
 			}
 			if (readable(pidfd, 0)) {
@@ -518,10 +572,11 @@ static void hog_manager(int id)
 				for (char *c = b1; *c; c++) if (*c == '\n') *c = 0;
 				for (char *c = b2; *c; c++) if (*c == '\n') *c = 0;
 				for (char *c = b3; *c; c++) if (*c == '\n') *c = 0;
-				unexpected(who, "hog ended (status 0x%x) before a hold was seen (T %d written %.1f ms before, "
-					   "previous cycle mode %d; real oom_kill %lld -> %lld; now real memory.max %s, "
+				unexpected(who, "hog ended (status 0x%x) without a hold: no listener notification, no deadline (T %d written %.1f ms before, "
+					   "previous cycle mode %d; real memory.max %s, memory.high %s just after it; "
+					   "real oom_kill %lld -> %lld; now real memory.max %s, "
 					   "memory.high %s, shadow T %s; persisted state '%s' (boottime now %" PRId64 ")",
-					   st, T, (double)(t - t_T) / 1e6, prev_mode, k0, real_oom_kill(rcg), b1, b2, b3, xs, t);
+					   st, T, (double)(t - t_T) / 1e6, prev_mode, kmax, khigh, k0, real_oom_kill(rcg), b1, b2, b3, xs, t);
 				goto next;
 			}
 			msleep(2);
@@ -543,6 +598,17 @@ static void hog_manager(int id)
 			goto next;
 		}
 		atomic_fetch_add(&S->holds, 1);
+		if (!notified) {
+			struct pollfd pf = { .fd = efd, .events = POLLIN };
+			if (poll(&pf, 1, 5000) > 0 && drain(efd))
+				notified = 1;
+			else
+				unexpected(who, "the listener on %s was not notified within 5 s of the onset (rule 11)", scg);
+		}
+		if (!dl) {
+			atomic_fetch_add(&S->dl_unseen, 1);
+			mode = 0;
+		}
 		int64_t now = ns_of(CLOCK_BOOTTIME);
 		if (mode >= 2) {
 			/* act well within the delay; a hold seen late (a loaded VM) is left to be killed */
@@ -874,12 +940,12 @@ int main(int argc, char **argv)
 	long ops = S->files_read + S->dirs_read + S->writes + S->readbacks + S->mkdirs + S->rmdirs + S->listeners;
 	printf("secs=%.1f clients=%d ops=%ld files_read=%ld dirs_read=%ld expected_errs=%ld writes=%ld readbacks=%ld "
 	       "lost=%ld mkdirs=%ld rmdirs=%ld inherit_checks=%ld listeners=%ld notified=%ld errors=%ld "
-	       "holds=%ld killed=%ld resolved_raise=%ld resolved_exit=%ld early=%ld seen_late=%ld acted_late=%ld "
+	       "holds=%ld killed=%ld resolved_raise=%ld resolved_exit=%ld early=%ld seen_late=%ld acted_late=%ld dl_unseen=%ld "
 	       "fd_before=%ld fd_after=%ld fd_max=%ld fuse_fds_before=%ld fuse_fds_after=%ld threads_before=%ld threads_after=%ld rss_start_kb=%ld rss_warm_kb=%ld rss_end_kb=%ld rss_max_kb=%ld\n",
 	       secs, nclients, ops, (long)S->files_read, (long)S->dirs_read, (long)S->expected_errs,
 	       (long)S->writes, (long)S->readbacks, (long)S->lost, (long)S->mkdirs, (long)S->rmdirs,
 	       (long)S->inherit_checks, (long)S->listeners, (long)S->notified, (long)S->errors,
 	       (long)S->holds, (long)S->killed, (long)S->resolved_raise, (long)S->resolved_exit,
-	       (long)S->early, (long)S->seen_late, (long)S->acted_late, fd_before, fd_after, fd_max, fuse_before, fuse_after, thr_before, thr_after, rss_start, rss_warm, rss_end, rss_max);
+	       (long)S->early, (long)S->seen_late, (long)S->acted_late, (long)S->dl_unseen, fd_before, fd_after, fd_max, fuse_before, fuse_after, thr_before, thr_after, rss_start, rss_warm, rss_end, rss_max);
 	return 0;
 }

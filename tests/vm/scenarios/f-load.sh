@@ -35,6 +35,9 @@ figs="$figs $(v mkdirs) mkdir/$(v rmdirs) rmdir, $(v listeners) listeners ($(v n
 figs="$figs errors $errors, lost writes $lost; daemon fds $fdb before, $fda after (max $fdm; /dev/fuse $fub -> $fua, threads $thb -> $tha);"
 figs="$figs RSS $((rs / 1024)) MiB at start, $((rw / 1024)) MiB after warm-up, $((re / 1024)) MiB at the end (max $((rm / 1024)));"
 figs="$figs holds $holds: $killed killed, $rr resolved by raising L, $rx by the hog's exit"
+broken=$(grep -c 'broken promise' /tmp/oomdelayfs.log)
+figs="$figs; daemon log: $broken broken promises"
+[ "$broken" = 0 ] || { grep 'broken promise' /tmp/oomdelayfs.log | head -n 5; fail "the daemon logged $broken broken promises: $figs"; }
 [ "$errors" = 0 ] || fail "$errors unexpected errors: $figs"
 [ "$lost" = 0 ] || fail "$lost lost writes: $figs"
 # libfuse keeps idle FUSE workers (up to --max-threads), each with its own /dev/fuse (clone_fd)
