@@ -11,8 +11,14 @@
  * Calls from FUSE workers carry their actions out inline (the caller's write
  * blocks as it would natively). The main loop must never block, so from the
  * loop thread a batch that contains a blocking write (SET_MAX, KILL_KERNEL,
- * KILL_GROUP) is handed, from that action on, to the actuator thread; while the
- * actuator has work, later loop batches queue behind it so their order holds.
+ * KILL_GROUP) is handed, from that action on, to the actuators; while they have
+ * work, later loop batches queue behind it so their order holds.
+ *
+ * There are NACTUATORS actuator threads, so that a kill the kernel is slow to carry
+ * out (its reclaim retries inside the memory.max write: up to hundreds of ms under
+ * global pressure) does not delay another cgroup's kill. A queued batch starts only
+ * when no batch queued before it (waiting or running) names any of its cgroups, so
+ * the writes to each cgroup keep the engine's order.
  */
 #define G_LOG_DOMAIN "oomdelayfs"
 #include "oomd/controller.h"
@@ -45,6 +51,7 @@ typedef struct od_batch {
 	struct od_batch *next;
 	size_t n;
 	bool pooled;
+	bool running; /* taken by an actuator; stays queued until done */
 	od_cg **cgs;
 	oe_action *v;
 } od_batch;
@@ -75,7 +82,8 @@ struct od_controller {
 	od_hooks hooks[MAX_HOOKS];
 	gint nhooks;
 
-	GThread *actuator;
+#define NACTUATORS 4
+	GThread *actuator[NACTUATORS];
 	GMutex qlock;
 	GCond qcond;
 	od_batch *qhead, *qtail;
@@ -206,6 +214,7 @@ static void enqueue(od_controller *c, const oe_action *v, od_cg **cgs, size_t n)
 		b->cgs = (od_cg **)(void *)(b->v + n);
 	}
 	b->next = NULL;
+	b->running = false;
 	b->n = n;
 	memcpy(b->v, v, n * sizeof(oe_action));
 	for (size_t i = 0; i < n; i++)
@@ -378,18 +387,44 @@ static void run_batch(od_controller *c, const oe_action *v, od_cg **cgs, size_t 
 		run_one(c, &v[i], cgs[i]);
 }
 
+/* Does batch a name a cgroup that batch b names? */
+static bool overlaps(const od_batch *a, const od_batch *b)
+{
+	for (size_t i = 0; i < a->n; i++)
+		for (size_t j = 0; j < b->n; j++)
+			if (a->v[i].id == b->v[j].id)
+				return true;
+	return false;
+}
+
+/* The first waiting batch that no batch queued before it overlaps. Under qlock. */
+static od_batch *pick_locked(od_controller *c)
+{
+	for (od_batch *b = c->qhead; b; b = b->next) {
+		if (b->running)
+			continue;
+		bool blocked = false;
+		for (od_batch *e = c->qhead; e != b && !blocked; e = e->next)
+			blocked = overlaps(e, b);
+		if (!blocked)
+			return b;
+	}
+	return NULL;
+}
+
 static gpointer actuator_main(gpointer data)
 {
 	od_controller *c = data;
 	for (;;) {
 		g_mutex_lock(&c->qlock);
-		while (!c->qhead && !c->stopping)
+		od_batch *b;
+		while (!(b = pick_locked(c)) && !(c->stopping && !c->qhead))
 			g_cond_wait(&c->qcond, &c->qlock);
-		od_batch *b = c->qhead;
 		if (!b) {
 			g_mutex_unlock(&c->qlock);
 			return NULL;
 		}
+		b->running = true;
 		g_mutex_unlock(&c->qlock);
 
 		run_batch(c, b->v, b->cgs, b->n);
@@ -397,9 +432,15 @@ static gpointer actuator_main(gpointer data)
 		for (size_t i = 0; i < b->n; i++)
 			cg_unref(b->cgs[i]);
 		g_mutex_lock(&c->qlock);
-		c->qhead = b->next; /* popped only now: `pending` covers the running batch */
-		if (!c->qhead)
-			c->qtail = NULL;
+		/* Unlinked only now: `pending` and the overlap test cover the running batch. */
+		od_batch **pp = &c->qhead, *prev = NULL;
+		while (*pp != b) {
+			prev = *pp;
+			pp = &(*pp)->next;
+		}
+		*pp = b->next;
+		if (c->qtail == b)
+			c->qtail = prev;
 		c->pending--;
 		if (b->pooled) {
 			b->next = c->free_batches;
@@ -449,7 +490,8 @@ od_controller *od_controller_new(int root_fd, const oe_config *cfg)
 		b->next = c->free_batches;
 		c->free_batches = b;
 	}
-	c->actuator = g_thread_new("oomd-actuator", actuator_main, c);
+	for (int i = 0; i < NACTUATORS; i++)
+		c->actuator[i] = g_thread_new("oomd-actuator", actuator_main, c);
 	return c;
 }
 
@@ -461,7 +503,8 @@ void od_controller_free(od_controller *c)
 	c->stopping = true;
 	g_cond_broadcast(&c->qcond);
 	g_mutex_unlock(&c->qlock);
-	g_thread_join(c->actuator); /* runs what is queued first */
+	for (int i = 0; i < NACTUATORS; i++)
+		g_thread_join(c->actuator[i]); /* they run what is queued first */
 	g_hash_table_destroy(c->cgs);
 	oe_free(c->eng);
 	g_free(c->buf);
@@ -498,12 +541,13 @@ void od_controller_tick(od_controller *c)
 		;
 	g_mutex_lock(&c->lock);
 	int64_t now = od_now();
-	if (c->armed > 0 && c->armed != OE_NO_DEADLINE && now - c->armed > 20 * 1000000LL)
-		g_message("timer %.1f ms late (the loop was busy or the daemon starved)",
-			  (now - c->armed) / 1e6);
+	int64_t late = c->armed > 0 && c->armed != OE_NO_DEADLINE ? now - c->armed : 0;
 	c->armed = INT64_MIN; /* the timer has fired: always re-arm */
 	oe_tick(c->eng, now, &c->acts);
 	finish_locked(c);
+	/* Logged after the tick's actions: a kill must not wait for the logger. */
+	if (late > 100 * 1000000LL)
+		g_message("timer %.1f ms late (the loop was busy or the daemon starved)", late / 1e6);
 }
 
 static uint64_t read_knob(int fd, const char *name)

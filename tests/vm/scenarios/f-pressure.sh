@@ -20,9 +20,12 @@ L=$((32 * MiB))
 start_daemon /shadow --protect 64M
 grep -q 'oomdelayfs.daemon' "/proc/$DAEMON_PID/cgroup" || fail "--protect: the daemon is in $(cat "/proc/$DAEMON_PID/cgroup"), not oomdelayfs.daemon"
 [ "$(cat $CGROOT/oomdelayfs.daemon/memory.min)" = $((64 * MiB)) ] || fail "--protect: memory.min is $(cat $CGROOT/oomdelayfs.daemon/memory.min)"
-cg=$(mkcg p); s=/shadow${cg#$CGROOT}
-setknob "$s" memory.max "$L"
-setknob "$s" memory.oom_delay_millisecs 4000
+for n in p q; do
+	cg=$(mkcg $n); s=/shadow${cg#$CGROOT}
+	setknob "$s" memory.max "$L"
+	setknob "$s" memory.oom_delay_millisecs 4000
+done
+P=$OOMD_CG/p Q=$OOMD_CG/q
 a0=$(avail)
 rm -f /tmp/fill.rep
 pressure fill --leave 64 --churn-mb 16 --report /tmp/fill.rep &
@@ -30,40 +33,57 @@ FP=$!
 wait_for 120000 test -s /tmp/fill.rep || fail "the filler did not fill memory within 120 s"
 read -r fill_mb fill_avail </tmp/fill.rep
 log "filler holds $fill_mb MiB; MemAvailable $a0 -> $fill_avail MiB"
-k0=$(evkey "$cg" oom_kill)
-start_hog "$cg" 200
-wait_for 60000 uoom "$s" || fail "no hold within 60 s under global pressure"
-dl=$(deadline_ns "$cg")
-pressure killwatch "$cg" "$dl" --timeout 60000 >/tmp/kw.p 2>&1 &
-KW=$!
+kp0=$(evkey "$P" oom_kill) kq0=$(evkey "$Q" oom_kill)
+start_hog "$P" 200; HP=$HOG_PID
+start_hog "$Q" 200; HQ=$HOG_PID
+wait_for 60000 uoom "/shadow${P#$CGROOT}" || fail "p: no hold within 60 s under global pressure"
+wait_for 60000 uoom "/shadow${Q#$CGROOT}" || fail "q: no hold within 60 s under global pressure"
+dlp=$(deadline_ns "$P") dlq=$(deadline_ns "$Q")
+pressure killwatch "$P" "$dlp" --timeout 60000 >/tmp/kw.p 2>&1 &
+KP=$!
+pressure killwatch "$Q" "$dlq" --timeout 60000 >/tmp/kw.q 2>&1 &
+KQ=$!
+[ "$dlp" -lt "$dlq" ] && dl=$dlp || dl=$dlq
 amin=$(avail)
-# held until the deadline (sampled every 20 ms), and the lowest MemAvailable seen meanwhile
+# both held until the first deadline, and the lowest MemAvailable seen meanwhile
 # (the clock is read after the checks, so a slow shell never blames the daemon)
 while :; do
 	a=$(avail); [ "$a" -lt "$amin" ] && amin=$a
-	k=$(evkey "$cg" oom_kill)
-	alive "$HOG_PID" && h=1 || h=0
+	k=$(evkey "$P" oom_kill)$(evkey "$Q" oom_kill)
+	alive "$HP" && alive "$HQ" && h=1 || h=0
 	t=$(pressure now | cut -d. -f1)
 	[ "$t" -lt $((dl / 1000000)) ] || break
-	[ "$h" = 1 ] || fail "hog died $((dl / 1000000 - t)) ms before the deadline under pressure"
-	[ "$k" = "$k0" ] || fail "oom_kill moved $((dl / 1000000 - t)) ms before the deadline under pressure"
+	[ "$h" = 1 ] || fail "a hog died $((dl / 1000000 - t)) ms before the deadline under pressure"
+	[ "$k" = "$kp0$kq0" ] || fail "oom_kill moved $((dl / 1000000 - t)) ms before the deadline under pressure"
 	usleep 100000
 done
-wait "$KW" || fail "no kill within 60 s of the deadline: $(cat /tmp/kw.p)"
-read -r late _ _ _ </tmp/kw.p
-wait_for 10000 dead "$HOG_PID" || fail "hog alive 10 s after the kill"
+wait "$KP" || fail "p: no kill within 60 s of the deadline: $(cat /tmp/kw.p)"
+wait "$KQ" || fail "q: no kill within 60 s of the deadline: $(cat /tmp/kw.q)"
+read -r latep _ _ _ </tmp/kw.p
+read -r lateq _ _ _ </tmp/kw.q
+wait_for 10000 dead "$HP" || fail "p: hog alive 10 s after the kill"
+wait_for 10000 dead "$HQ" || fail "q: hog alive 10 s after the kill"
 alive "$FP" && fstate="alive (holding $fill_mb MiB)" || fstate="killed by the global OOM killer"
 kill "$FP" 2>/dev/null; wait "$FP" 2>/dev/null
-wb=$(sed -n "s|.*$cg: delay over.*write began at boottime \\([0-9.]*\\) ms.*|\\1|p" /tmp/oomdelayfs.log | tail -n 1)
-[ -n "$wb" ] || fail "no kill logged by the daemon"
-issue=$(awk -v w="$wb" -v d="$dl" 'BEGIN { printf "%.1f", w - d / 1e6 }')
+issue_of() { # issue_of CG DEADLINE_NS: the daemon's kill write start minus the deadline, ms
+	_wb=$(sed -n "s|.*$1: delay over.*write began at boottime \([0-9.]*\) ms.*|\1|p" /tmp/oomdelayfs.log | tail -n 1)
+	[ -n "$_wb" ] || fail "no kill logged by the daemon for $1"
+	awk -v w="$_wb" -v d="$2" 'BEGIN { printf "%.1f", w - d / 1e6 }'
+}
+issuep=$(issue_of "$P" "$dlp")
+issueq=$(issue_of "$Q" "$dlq")
 psi=$(sed -n 's/^full avg10=\([0-9.]*\).*/\1/p' /proc/pressure/memory 2>/dev/null)
 alive "$DAEMON_PID" || fail "the daemon died under global pressure"
+grep -E "delay over|late|protect|oomdelayfs.daemon" /tmp/oomdelayfs.log
 stop_daemon
-awk -v l="$issue" 'BEGIN { exit !(l >= 0) }' || fail "the daemon's kill began $issue ms relative to the deadline: BEFORE it"
-awk -v l="$late" 'BEGIN { exit !(l >= 0) }' || fail "the kernel killed $late ms relative to the deadline: BEFORE it"
-awk -v l="$issue" 'BEGIN { exit !(l <= 50) }' || fail "under global pressure the daemon's kill began $issue ms after the deadline (> 50 ms); kernel kill at +$late ms"
+for v in "$issuep" "$issueq" "$latep" "$lateq"; do
+	awk -v l="$v" 'BEGIN { exit !(l >= 0) }' || fail "a kill came $v ms relative to its deadline: BEFORE it (daemon p $issuep q $issueq, kernel p $latep q $lateq)"
+done
+for v in "$issuep" "$issueq"; do
+	awk -v l="$v" 'BEGIN { exit !(l <= 50) }' || fail "under global pressure the daemon's kill began $v ms after a deadline (> 50 ms): p +$issuep, q +$issueq; kernel kills p +$latep q +$lateq ms"
+done
 kern_note=''
-awk -v l="$late" 'BEGIN { exit !(l > 50) }' && kern_note=" (OVER 50 ms: the kernel's reclaim inside the memory.max write)"
+awk -v a="$latep" -v b="$lateq" 'BEGIN { exit !(a > 50 || b > 50) }' && kern_note=" (OVER 50 ms: the kernel's reclaim inside the memory.max write)"
 pass "global pressure (filler $fill_mb MiB, MemAvailable $a0 -> min ${amin} MiB, filler $fstate${psi:+, PSI full avg10 $psi}):" \
-	"daemon's kill began ${issue} ms after the deadline; the kernel's OOM kill seen at +${late} ms${kern_note}"
+	"deadlines $(( (dlq - dlp) / 1000000 )) ms apart; the daemon's kills began p +${issuep} q +${issueq} ms after their deadlines;" \
+	"the kernel's OOM kills seen at p +${latep} q +${lateq} ms${kern_note}"
