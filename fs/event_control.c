@@ -9,10 +9,18 @@
  * A listener is signalled on the controller's notify hook (OOM onset of its
  * cgroup or an ancestor), at once when it registers during a hold, and a last
  * time when its cgroup is removed. It is dropped with its cgroup or when its
- * process exits (its pidfd turns readable; one thread watches them all).
+ * process exits (its pidfd turns readable; one thread watches them all) —
+ * unless another process still holds the same eventfd: v1 kept a registration
+ * for as long as its eventfd lived, so a handler that registers and then
+ * daemonizes (fork, the parent exits) keeps hearing. At such an exit the
+ * thread looks for a holder (/proc/PID/fd, kcmp KCMP_FILE) and follows it.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/kcmp.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -27,10 +35,20 @@
 
 typedef struct {
 	uint64_t id;
+	uint64_t serial; /* unique: finds the listener again after the lock was let go */
 	pid_t tgid;
 	int efd;   /* our copy of the caller's eventfd */
 	int pidfd; /* the caller's process: readable once it has exited */
+	bool orphan; /* its process exited; a holder of its eventfd is being looked for */
 } ec_listener;
+
+/* A listener whose process exited, looked up outside the lock. */
+typedef struct {
+	uint64_t serial;
+	int efd;   /* a dup of the listener's eventfd */
+	pid_t holder;
+	int pidfd;
+} ec_orphan;
 
 /* Outlives fs_evctl, like ctlwatch's: controller.h cannot unregister hooks. */
 struct ec_hook {
@@ -42,6 +60,7 @@ struct fs_evctl {
 	GMutex lock;
 	GPtrArray *all; /* ec_listener*, owned */
 	int wake;       /* eventfd: the set of pidfds changed, or stop */
+	uint64_t next_serial;
 	bool stop;
 	GThread *thread;
 	struct ec_hook *hook;
@@ -113,17 +132,115 @@ size_t fs_evctl_count(fs_evctl *e, uint64_t id)
 	return n;
 }
 
-/* Drops the listeners of processes that have exited. Called with the lock held. */
-static void reap_locked(fs_evctl *e, pid_t tgid)
+/* Marks the listeners of processes that have exited as orphans (still signalled,
+ * out of the poll set) and queues them for the holder search. Called with the lock held. */
+static void reap_locked(fs_evctl *e, pid_t tgid, GArray *orphans)
 {
 	for (guint i = e->all->len; i-- > 0;) {
 		ec_listener *l = g_ptr_array_index(e->all, i);
-		if (l->tgid != tgid)
+		if (l->tgid != tgid || l->orphan)
 			continue;
 		struct pollfd pf = { .fd = l->pidfd, .events = POLLIN };
-		if (poll(&pf, 1, 0) == 1)
+		if (poll(&pf, 1, 0) != 1)
+			continue;
+		ec_orphan o = { .serial = l->serial, .efd = fcntl(l->efd, F_DUPFD_CLOEXEC, 0),
+				.holder = -1, .pidfd = -1 };
+		if (o.efd < 0) {
 			g_ptr_array_remove_index_fast(e->all, i);
+			continue;
+		}
+		l->orphan = true;
+		g_array_append_val(orphans, o);
 	}
+}
+
+/* For each orphan: another live process holding the same eventfd (not us). One pass
+ * over /proc; only eventfd descriptors are compared (kcmp). */
+static void find_holders(GArray *orphans)
+{
+	pid_t self = getpid();
+	DIR *proc = opendir("/proc");
+	if (!proc)
+		return;
+	guint left = orphans->len;
+	struct dirent *d;
+	while (left && (d = readdir(proc))) {
+		char *end;
+		long pid = strtol(d->d_name, &end, 10);
+		if (*end || pid <= 0 || pid == self)
+			continue;
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%ld/fd", pid);
+		int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0)
+			continue;
+		DIR *fds = fdopendir(dfd);
+		if (!fds) {
+			close(dfd);
+			continue;
+		}
+		struct dirent *f;
+		while (left && (f = readdir(fds))) {
+			long fd = strtol(f->d_name, &end, 10);
+			if (*end || f->d_name[0] == '.')
+				continue;
+			char target[32];
+			ssize_t n = readlinkat(dfd, f->d_name, target, sizeof target - 1);
+			if (n < 0)
+				continue;
+			target[n] = 0;
+			if (strcmp(target, "anon_inode:[eventfd]") != 0)
+				continue;
+			for (guint i = 0; i < orphans->len; i++) {
+				ec_orphan *o = &g_array_index(orphans, ec_orphan, i);
+				if (o->holder > 0)
+					continue;
+				if (syscall(SYS_kcmp, self, (pid_t)pid, KCMP_FILE, o->efd, (int)fd) != 0)
+					continue;
+				int pfd = pidfd_open((pid_t)pid, 0);
+				if (pfd < 0)
+					continue; /* exited meanwhile */
+				o->holder = (pid_t)pid;
+				o->pidfd = pfd;
+				left--;
+			}
+		}
+		closedir(fds);
+	}
+	closedir(proc);
+}
+
+/* Follows the holders found; drops the orphans without one. */
+static void settle_orphans(fs_evctl *e, GArray *orphans)
+{
+	find_holders(orphans);
+	g_mutex_lock(&e->lock);
+	for (guint k = 0; k < orphans->len; k++) {
+		ec_orphan *o = &g_array_index(orphans, ec_orphan, k);
+		bool found = false;
+		for (guint i = 0; i < e->all->len; i++) {
+			ec_listener *l = g_ptr_array_index(e->all, i);
+			if (l->serial != o->serial)
+				continue;
+			found = true;
+			if (o->holder > 0) {
+				close(l->pidfd);
+				l->pidfd = o->pidfd;
+				l->tgid = o->holder;
+				l->orphan = false;
+				o->pidfd = -1;
+			} else {
+				g_ptr_array_remove_index_fast(e->all, i);
+			}
+			break;
+		}
+		(void)found; /* gone with its cgroup meanwhile */
+		if (o->pidfd >= 0)
+			close(o->pidfd);
+		close(o->efd);
+	}
+	g_mutex_unlock(&e->lock);
+	g_array_set_size(orphans, 0);
 }
 
 static gpointer watch_thread(gpointer data)
@@ -131,6 +248,7 @@ static gpointer watch_thread(gpointer data)
 	fs_evctl *e = data;
 	GArray *pfds = g_array_new(FALSE, FALSE, sizeof(struct pollfd));
 	GArray *tgids = g_array_new(FALSE, FALSE, sizeof(pid_t));
+	GArray *orphans = g_array_new(FALSE, FALSE, sizeof(ec_orphan));
 	for (;;) {
 		g_array_set_size(pfds, 0);
 		g_array_set_size(tgids, 0);
@@ -143,6 +261,8 @@ static gpointer watch_thread(gpointer data)
 		g_array_append_val(pfds, w);
 		for (guint i = 0; i < e->all->len; i++) {
 			ec_listener *l = g_ptr_array_index(e->all, i);
+			if (l->orphan)
+				continue;
 			struct pollfd pf = { .fd = l->pidfd, .events = POLLIN };
 			g_array_append_val(pfds, pf);
 			g_array_append_val(tgids, l->tgid);
@@ -164,9 +284,12 @@ static gpointer watch_thread(gpointer data)
 		g_mutex_lock(&e->lock);
 		for (guint i = 1; i < pfds->len; i++)
 			if (v[i].revents)
-				reap_locked(e, g_array_index(tgids, pid_t, i - 1));
+				reap_locked(e, g_array_index(tgids, pid_t, i - 1), orphans);
 		g_mutex_unlock(&e->lock);
+		if (orphans->len)
+			settle_orphans(e, orphans);
 	}
+	g_array_unref(orphans);
 	g_array_unref(tgids);
 	g_array_unref(pfds);
 	return NULL;
@@ -346,6 +469,7 @@ int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_f
 	l->pidfd = pidfd;
 
 	g_mutex_lock(&e->lock);
+	l->serial = ++e->next_serial;
 	size_t per_cg = 0, per_proc = 0;
 	for (guint i = 0; i < e->all->len; i++) {
 		ec_listener *o = g_ptr_array_index(e->all, i);

@@ -21,6 +21,8 @@
  *   --control FILE  open FILE as the control fd instead of CGDIR/memory.oom_control (to see
  *                   how a wrong control file is refused); --control-wronly: open it O_WRONLY
  *   --line-end nl|nul  end the written line with a newline or a NUL byte (default: nothing)
+ *   --fork          after registering, fork: the parent exits at once, the child (which
+ *                   inherited the eventfd, as a daemonizing handler's would) waits and reports
  *   --compare FILE  (measurement aid, repeatable) a thread per FILE blocks in poll()
  *                   for POLLPRI on FILE, re-reading it after each wake-up, and prints
  *                   "pollpri <ms> FILE <content on one line>" when the content changed: the
@@ -59,7 +61,7 @@ static void usage(void)
 {
 	fputs("usage: v1listener CGDIR [--raise BYTES] [--kill-pids] [--count N] [--timeout MS]\n"
 	      "                        [--listeners K] [--ready FILE] [--thread] [--compare FILE]...\n"
-	      "                        [--control FILE] [--control-wronly] [--line-end nl|nul]\n",
+	      "                        [--control FILE] [--control-wronly] [--line-end nl|nul] [--fork]\n",
 	      stderr);
 	exit(2);
 }
@@ -230,7 +232,7 @@ static int run(int argc, char **argv)
 	const char *raise = NULL, *ready = NULL, *control = NULL, *lend = "";
 	size_t lendlen = 0;
 	int cflags = O_RDONLY;
-	int killp = 0;
+	int killp = 0, dofork = 0;
 	long count = 0, timeout = -1, listeners = 1;
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--raise") && i + 1 < argc)
@@ -249,6 +251,8 @@ static int run(int argc, char **argv)
 			continue;
 		else if (!strcmp(argv[i], "--control") && i + 1 < argc)
 			control = argv[++i];
+		else if (!strcmp(argv[i], "--fork"))
+			dofork = 1;
 		else if (!strcmp(argv[i], "--control-wronly"))
 			cflags = O_WRONLY;
 		else if (!strcmp(argv[i], "--line-end") && i + 1 < argc) {
@@ -323,6 +327,18 @@ static int run(int argc, char **argv)
 	else
 		printf("registered %.3f listeners=%ld\n", treg, ok);
 	fflush(stdout);
+	if (dofork) {
+		pid_t pid = fork();
+		if (pid < 0) {
+			perror("v1listener: fork");
+			return 1;
+		}
+		if (pid > 0) {
+			printf("forked %.3f child=%d\n", now_ms(), (int)pid);
+			fflush(stdout);
+			_exit(0);
+		}
+	}
 	if (ready) {
 		int fd = open(ready, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		if (fd >= 0)

@@ -5,7 +5,8 @@
 #  1. one process asks for 300 registrations: 256 are accepted, the rest refused (ENOSPC);
 #  2. it exits (SIGKILL): the daemon's descriptors return to the baseline;
 #  3. two processes share the cgroup's bound (200 + 100 -> 200 + 56, then ENOSPC);
-#  4. both exit; a new process gets all 256 again; after it exits, the baseline again.
+#  4. both exit; a new process gets all 256 again; after it exits, the baseline again;
+#  5. a registrant that forks and exits: the child holding the eventfd still hears (as v1).
 # Figures: time from exit to the descriptors being released.
 # timeout: 90
 . /oomd/lib.sh
@@ -57,6 +58,23 @@ listen d 256; D=$LPID
 grep -q refused /tmp/le.d.out && fail "4: d refused: $(cat /tmp/le.d.out)"
 kill -TERM "$D"; wait "$D" 2>/dev/null
 wait_for 5000 fdis "$n0" || fail "4: daemon still holds $(nfd) fds after d exited (baseline $n0)"
+# 5. v1 kept a registration for as long as its eventfd lived: a handler that registers and
+#    then daemonizes (fork, the parent exits) keeps hearing through its child; the registration
+#    follows the child and ends when the child exits.
+rm -f /tmp/le.f.r
+v1listener "$s" --fork --count 1 --timeout 8000 --ready /tmp/le.f.r >/tmp/le.f.out 2>&1
+wait_for 5000 test -e /tmp/le.f.r || fail "5: forked listener not ready: $(cat /tmp/le.f.out)"
+usleep 1000000
+setknob "$s" memory.max $((32 * MiB))
+setknob "$s" memory.oom_delay_millisecs 2000
+start_hog "$cg" 48 --exit
+wait_for 20000 grep -q -e '^signal' -e '^timeout' /tmp/le.f.out || fail "5: the forked listener never ended: $(cat /tmp/le.f.out)"
+setknob "$s" memory.max $((96 * MiB))
+wait "$HOG_PID"
+grep -q '^signal' /tmp/le.f.out || fail "5: the forked child of a registrant that exited was not signalled (v1 kept the registration while the eventfd lived): $(cat /tmp/le.f.out)"
+wait_for 5000 fdis "$n0" || fail "5: daemon still holds $(nfd) eventfds/pidfds after the forked child exited (baseline $n0)"
+fork5="a registrant that forked and exited: its child (holding the eventfd) was signalled, and its exit ended the registration"
 stop_daemon
-pass "daemon eventfds+pidfds: baseline $n0, $n1 with 256 listeners; released ${r2} ms after SIGKILL, ${r4} ms after SIGTERM of two;" \
+pass "$fork5;" \
+	"daemon eventfds+pidfds: baseline $n0, $n1 with 256 listeners; released ${r2} ms after SIGKILL, ${r4} ms after SIGTERM of two;" \
 	"limit 256 per cgroup (257th: ENOSPC), shared across processes (200+56), all 256 free again after exit"
