@@ -2,7 +2,12 @@
  * memory hierarchy and once against the oomdelayfs shadow tree in --layout v1
  * (tests/vm/scenarios/d-v1diff.sh compares the two transcripts).
  *
- *   v1diff ROOT NAME
+ *   v1diff [--v2] ROOT NAME
+ *
+ * --v2: ROOT is the shadow tree in its default (v2) layout: only the parts between the
+ * "== oom" and "== end" markers and after "== rmdir" are run (cgroup.event_control, the
+ * OOM phases, the rmdir signal), with memory.max for memory.limit_in_bytes, cgroup.procs
+ * for tasks and memory.current for memory.usage_in_bytes; lines keep the v1 names.
  *
  * Makes ROOT/NAME and ROOT/NAME/c and prints what a v1 client observes, one fact
  * a line: listings, file formats (run-dependent numbers reduced to their shape),
@@ -32,6 +37,20 @@
 
 static char top[512], cgc[600];
 static const char *root;
+static int v2; /* --v2: the v2 layout of the shadow tree */
+
+static const char *map(const char *file)
+{
+	if (!v2)
+		return file;
+	if (strcmp(file, "memory.limit_in_bytes") == 0)
+		return "memory.max";
+	if (strcmp(file, "tasks") == 0)
+		return "cgroup.procs";
+	if (strcmp(file, "memory.usage_in_bytes") == 0)
+		return "memory.current";
+	return file;
+}
 
 static double now_ms(void)
 {
@@ -197,7 +216,7 @@ static void show(const char *label, const char *dir, const char *file)
 static void tryw(const char *label, const char *dir, const char *file, const char *val, size_t len)
 {
 	char path[1024], shown[128], after[4096];
-	snprintf(path, sizeof path, "%s/%s", dir, file);
+	snprintf(path, sizeof path, "%s/%s", dir, map(file));
 	size_t j = 0;
 	for (size_t i = 0; i < len && j < sizeof shown - 4; i++) {
 		if (val[i] == '\n') {
@@ -223,7 +242,7 @@ static void tryw(const char *label, const char *dir, const char *file, const cha
 static int open_in(const char *dir, const char *file, int flags)
 {
 	char path[1024];
-	snprintf(path, sizeof path, "%s/%s", dir, file);
+	snprintf(path, sizeof path, "%s/%s", dir, map(file));
 	return open(path, flags | O_CLOEXEC);
 }
 
@@ -281,7 +300,7 @@ static pid_t hog(const char *dir, int mb)
 	char me[32];
 	snprintf(me, sizeof me, "%d\n", (int)getpid());
 	char path[1024];
-	snprintf(path, sizeof path, "%s/tasks", dir);
+	snprintf(path, sizeof path, "%s/%s", dir, map("tasks"));
 	int e = writef(path, me, strlen(me));
 	if (e) {
 		fprintf(stderr, "hog: cannot join %s: %s\n", path, strerror(e));
@@ -326,8 +345,13 @@ static void seq_add(char *seq, size_t size, int *last, int v)
 
 int main(int argc, char **argv)
 {
+	if (argc == 4 && strcmp(argv[1], "--v2") == 0) {
+		v2 = 1;
+		argv++;
+		argc--;
+	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: v1diff ROOT NAME\n");
+		fprintf(stderr, "usage: v1diff [--v2] ROOT NAME\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -338,7 +362,17 @@ int main(int argc, char **argv)
 	if (shared == MAP_FAILED)
 		return 1;
 	t_31 = (volatile double *)((volatile char *)shared + 64);
-	if (mkdir(top, 0755) < 0 || mkdir(cgc, 0755) < 0) {
+	if (mkdir(top, 0755) < 0) {
+		fprintf(stderr, "v1diff: mkdir %s: %s\n", top, strerror(errno));
+		return 1;
+	}
+	if (v2) { /* v2: the child has memory files only when its parent passes the controller on */
+		char path[1024];
+		snprintf(path, sizeof path, "%s/cgroup.subtree_control", top);
+		if (writef(path, "+memory", 7) != 0)
+			fprintf(stderr, "v1diff: cannot enable +memory in %s\n", top);
+	}
+	if (mkdir(cgc, 0755) < 0) {
 		fprintf(stderr, "v1diff: mkdir %s: %s\n", cgc, strerror(errno));
 		return 1;
 	}
@@ -350,6 +384,8 @@ int main(int argc, char **argv)
 		"cgroup.event_control", NULL };
 
 	/* 1. listings and formats */
+	if (v2)
+		goto oom;
 	list("c", cgc);
 	list("root", root);
 	for (int i = 0; files[i]; i++)
@@ -410,6 +446,11 @@ int main(int argc, char **argv)
 	TRYW("c", cgc, "memory.memsw.max_usage_in_bytes", "0");
 
 	/* 3. cgroup.event_control */
+oom:
+	printf("== oom\n");
+	int status = 0;
+	pid_t h, w;
+	double t0;
 	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	int cfd = open_in(cgc, "memory.oom_control", O_RDONLY);
 	int cfd_w = open_in(cgc, "memory.oom_control", O_WRONLY);
@@ -442,8 +483,9 @@ int main(int argc, char **argv)
 	/* 4. OOM with oom_kill_disable=1: held, notified, resolved by raising the limit */
 	TRYW("c", cgc, "memory.limit_in_bytes", "32M");
 	TRYW("c", cgc, "memory.oom_control", "1");
-	double t0 = now_ms(), t_uoom = 0, t_efd = 0;
-	pid_t h = hog(cgc, 64);
+	double t_uoom = 0, t_efd = 0;
+	t0 = now_ms();
+	h = hog(cgc, 64);
 	char seq_c[256] = "", seq_p[256] = "";
 	int lc = -2, lp = -2;
 	uint64_t nc = 0, np = 0;
@@ -500,8 +542,7 @@ int main(int argc, char **argv)
 	lc = lp = -2;
 	t0 = now_ms();
 	h = hog(cgc, 64);
-	int status = 0;
-	pid_t w = 0;
+	w = 0;
 	while (now_ms() - t0 < 20000 && (w = waitpid(h, &status, WNOHANG)) == 0) {
 		seq_add(seq_c, sizeof seq_c, &lc, under_oom(cgc));
 		usleep(10000);
@@ -520,9 +561,13 @@ int main(int argc, char **argv)
 	printf("B: efd: c=%llu parent=%llu\n", (unsigned long long)efd_take(ec),
 	       (unsigned long long)efd_take(ep));
 	printf("B: oom_kill c=%lu parent=%lu\n", oom_kill_of(cgc), oom_kill_of(top));
-	show("after", cgc, "memory.failcnt"); /* counts vary from run to run */
+	if (!v2)
+		show("after", cgc, "memory.failcnt"); /* counts vary from run to run */
+	printf("== end\n");
 
 	/* 6. states v1 and v2 reach differently */
+	if (v2)
+		goto rm;
 	/* a limit below the usage: v1 reclaims, fails and says EBUSY; v2 OOM-kills */
 	TRYW("c", cgc, "memory.limit_in_bytes", "64M");
 	h = hog(cgc, 16);
@@ -578,6 +623,8 @@ int main(int argc, char **argv)
 	}
 
 	/* 7. the rmdir signal */
+rm:
+	printf("== rmdir\n");
 	close(cfd);
 	if (cfd_w >= 0)
 		close(cfd_w);

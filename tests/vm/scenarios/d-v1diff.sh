@@ -91,7 +91,21 @@ start_daemon /shadow --layout v1
 v1diff /shadow "$N" >/tmp/v1diff.shadow 2>&1 || echo "v1diff (shadow) exited $?"
 rmdir "$CGROOT/$N/c" "$CGROOT/$N" 2>/dev/null
 stop_daemon
+# the OOM part of the client (event_control, the OOM phases, the rmdir signal) also against the
+# default v2 layout (memory.max for memory.limit_in_bytes, cgroup.procs for tasks)
+start_daemon /shadow
+v1diff --v2 /shadow "$N" >/tmp/v1diff.v2 2>&1 || echo "v1diff --v2 (shadow) exited $?"
+rmdir "$CGROOT/$N/c" "$CGROOT/$N" 2>/dev/null
+stop_daemon
 kill $wd 2>/dev/null
+oompart() { awk '/^== oom/ {f = 1} /^== end/ {f = 0} /^== rmdir/ {f = 1} f' "$1" | grep -v -e '^#' -e '^read c/memory.failcnt'; }
+oompart /tmp/v1diff.native >/tmp/v1diff.no
+oompart /tmp/v1diff.v2 >/tmp/v1diff.v2s
+echo "--- timings (shadow, v2 layout):"; grep '^#' /tmp/v1diff.v2
+echo "--- differences of the OOM part (- native v1, + shadow v2 layout):"
+diff -U0 /tmp/v1diff.no /tmp/v1diff.v2s | grep -v -e '^---' -e '^+++' -e '^@@' >/tmp/v1diff.d2
+cat /tmp/v1diff.d2
+unexpected2=$(grep '^-' /tmp/v1diff.d2 | sed 's/^-//' | grep -v -e "^evctl '<efd> <usage fd>")
 
 echo "--- timings (native):"; grep '^#' /tmp/v1diff.native
 echo "--- timings (shadow):"; grep '^#' /tmp/v1diff.shadow
@@ -123,9 +137,16 @@ cat >/tmp/v1diff.known <<'KNOWN'
 KNOWN
 unexpected=$(grep '^-' /tmp/v1diff.d | sed 's/^-//' | grep -v -f /tmp/v1diff.known)
 [ -s /tmp/v1diff.known ] || unexpected=$(grep '^-' /tmp/v1diff.d | sed 's/^-//')
-if [ -n "$unexpected" ]; then
+if [ -n "$unexpected2" ]; then
+	echo "--- undocumented differences (v2 layout):"
+	echo "$unexpected2"
+	unexpected="$unexpected
+$unexpected2"
+fi
+if [ -n "$(echo "$unexpected" | tr -d '[:space:]')" ]; then
 	echo "--- undocumented differences:"
 	echo "$unexpected"
 	fail "$(echo "$unexpected" | wc -l) undocumented differences from native v1 (listed above)"
 fi
-pass "$(wc -l </tmp/v1diff.n) observations compared; $nd differ, all documented deviations"
+pass "--layout v1: $(wc -l </tmp/v1diff.n) observations compared, $nd differ, all documented deviations;" \
+	"v2 layout: $(wc -l </tmp/v1diff.no) OOM observations compared, $(grep -c '^-' /tmp/v1diff.d2) differ"
