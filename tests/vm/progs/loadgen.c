@@ -30,7 +30,9 @@
  * every unused inode): /dev/fuse descriptors apart, as libfuse's clone_fd gives each FUSE worker
  * thread its own and keeps idle workers (up to --max-threads), so that extra /dev/fuse
  * descriptors are a leak only beyond the extra threads; every other descriptor must be gone.
- * The daemon's VmRSS is sampled every second (warm-up: the first quarter of the run, at most 15 s).
+ * The daemon's VmRSS is sampled every second (warm-up: the first half of the run, as FUSE workers
+ * are added on demand and each brings its locked stack and malloc arena; RSS and threads are also
+ * printed at each quarter).
  * Prints one line of key=value figures; "errors" are unexpected errors (each also logged on
  * stderr, the first 40), "lost" lost writes. Exit 0 when the run completed (the caller judges the
  * figures), 1 when it could not be set up.
@@ -591,8 +593,25 @@ static void hog_manager(int id)
 			for (char *c = b; *c; c++)
 				if (*c == '\n')
 					*c = ' ';
-			unexpected(who, "no deadline persisted within 20 s (T %d; shadow under_oom reads %d; real memory.current %lld, "
-				   "memory.events: %s)", T, under_oom(scg), cur, b);
+			char b1[64], b2[64], b3[64], b4[64], xs[512];
+			snprintf(p, sizeof p, "%s/memory.max", rcg);
+			if (slurp(p, b1, sizeof b1) < 0) b1[0] = 0;
+			snprintf(p, sizeof p, "%s/memory.high", rcg);
+			if (slurp(p, b2, sizeof b2) < 0) b2[0] = 0;
+			snprintf(p, sizeof p, "%s/memory.max", scg);
+			if (slurp(p, b3, sizeof b3) < 0) b3[0] = 0;
+			snprintf(p, sizeof p, "%s/memory.oom_delay_millisecs", scg);
+			if (slurp(p, b4, sizeof b4) < 0) b4[0] = 0;
+			ssize_t xn = getxattr(rcg, "user.oomdelayfs.state", xs, sizeof xs - 1);
+			xs[xn > 0 ? xn : 0] = 0;
+			for (char *c = b1; *c; c++) if (*c == '\n') *c = 0;
+			for (char *c = b2; *c; c++) if (*c == '\n') *c = 0;
+			for (char *c = b3; *c; c++) if (*c == '\n') *c = 0;
+			for (char *c = b4; *c; c++) if (*c == '\n') *c = 0;
+			unexpected(who, "no hold within 20 s (T %d, previous cycle mode %d; real memory.max %s, memory.high %s "
+				   "just after the T write, now %s, %s; shadow memory.max %s, T %s, under_oom %d; "
+				   "persisted state '%s'; real memory.current %lld, memory.events: %s)",
+				   T, prev_mode, kmax, khigh, b1, b2, b3, b4, under_oom(scg), xs, cur, b);
 			kill(pid, SIGKILL);
 			reap(pid, &st);
 			goto next;
@@ -831,7 +850,8 @@ int main(int argc, char **argv)
 	memset(S, 0, sizeof *S);
 	snprintf(who, sizeof who, "main");
 
-	long fuse_before = 0, fuse_after = 0, fuse_tmp, thr_before = -1, thr_after = -1;
+	long fuse_before = 0, fuse_after = 0, fuse_tmp, thr_before = -1, thr_after = -1, thr_warm = -1;
+	long rss_q[4] = { -1, -1, -1, -1 }, thr_q[4] = { -1, -1, -1, -1 };
 	long fd_before = -1, fd_after = -1, fd_max = 0, rss_start = -1, rss_warm = -1, rss_end = -1, rss_max = 0;
 	if (dpid) {
 		drop_dentries();
@@ -858,7 +878,7 @@ int main(int argc, char **argv)
 	}
 	int64_t t0 = mono();
 	end_ns = t0 + (int64_t)duration * 1000000000LL;
-	int warm_s = duration / 4 < 15 ? duration / 4 : 15;
+	int warm_s = duration / 2; /* FUSE workers are added on demand: a slow VM takes a while */
 	int nkids = nclients + nhogs;
 	pid_t *kids = calloc((size_t)nkids, sizeof *kids);
 	for (int k = 0; k < nkids; k++) {
@@ -890,11 +910,20 @@ int main(int argc, char **argv)
 		}
 		if (f > fd_max)
 			fd_max = f;
-		if (mono() - t0 >= (int64_t)warm_s * 1000000000LL) {
-			if (rss_warm < 0)
+		int64_t el = mono() - t0;
+		if (el >= (int64_t)warm_s * 1000000000LL) {
+			if (rss_warm < 0) {
 				rss_warm = r;
+				thr_warm = count_threads(dpid);
+			}
 			if (r > rss_max)
 				rss_max = r;
+		}
+		/* the RSS and worker threads at each quarter, to tell a pool still growing from a leak */
+		int q = (int)(el * 4 / ((int64_t)duration * 1000000000LL));
+		if (q >= 1 && q <= 3 && rss_q[q] < 0) {
+			rss_q[q] = r;
+			thr_q[q] = count_threads(dpid);
 		}
 	}
 	if (dpid)
@@ -941,11 +970,13 @@ int main(int argc, char **argv)
 	printf("secs=%.1f clients=%d ops=%ld files_read=%ld dirs_read=%ld expected_errs=%ld writes=%ld readbacks=%ld "
 	       "lost=%ld mkdirs=%ld rmdirs=%ld inherit_checks=%ld listeners=%ld notified=%ld errors=%ld "
 	       "holds=%ld killed=%ld resolved_raise=%ld resolved_exit=%ld early=%ld seen_late=%ld acted_late=%ld dl_unseen=%ld "
-	       "fd_before=%ld fd_after=%ld fd_max=%ld fuse_fds_before=%ld fuse_fds_after=%ld threads_before=%ld threads_after=%ld rss_start_kb=%ld rss_warm_kb=%ld rss_end_kb=%ld rss_max_kb=%ld\n",
+	       "fd_before=%ld fd_after=%ld fd_max=%ld fuse_fds_before=%ld fuse_fds_after=%ld threads_before=%ld threads_after=%ld rss_start_kb=%ld rss_warm_kb=%ld rss_end_kb=%ld rss_max_kb=%ld "
+	       "rss_q1_kb=%ld rss_q2_kb=%ld rss_q3_kb=%ld threads_q1=%ld threads_q2=%ld threads_q3=%ld threads_warm=%ld\n",
 	       secs, nclients, ops, (long)S->files_read, (long)S->dirs_read, (long)S->expected_errs,
 	       (long)S->writes, (long)S->readbacks, (long)S->lost, (long)S->mkdirs, (long)S->rmdirs,
 	       (long)S->inherit_checks, (long)S->listeners, (long)S->notified, (long)S->errors,
 	       (long)S->holds, (long)S->killed, (long)S->resolved_raise, (long)S->resolved_exit,
-	       (long)S->early, (long)S->seen_late, (long)S->acted_late, (long)S->dl_unseen, fd_before, fd_after, fd_max, fuse_before, fuse_after, thr_before, thr_after, rss_start, rss_warm, rss_end, rss_max);
+	       (long)S->early, (long)S->seen_late, (long)S->acted_late, (long)S->dl_unseen, fd_before, fd_after, fd_max, fuse_before, fuse_after, thr_before, thr_after, rss_start, rss_warm, rss_end, rss_max,
+	       rss_q[1], rss_q[2], rss_q[3], thr_q[1], thr_q[2], thr_q[3], thr_warm);
 	return 0;
 }
