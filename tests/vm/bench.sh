@@ -21,10 +21,12 @@ while [ $# -gt 0 ]; do
 done
 BUILD=$(cd "$BUILD" && pwd)
 rc=0
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 OOMD_VM_PARALLEL=${OOMD_VM_PARALLEL:-0} "$HERE/run-vm.sh" --build-dir "$BUILD" --kernel "$KERNEL" \
 	--scenario bench-read --scenario bench-kill || rc=$?
 case $KERNEL in all) KERNELS="6.1 6.12" ;; *) KERNELS=$KERNEL ;; esac
 echo
+echo "Host: $(nproc) CPUs, load average $LOAD0 before, $(cut -d' ' -f1-3 /proc/loadavg) after (TCG figures scale with it)"
 echo "Read latency, direct -> shadow (us)"
 printf '%-6s %-15s %-6s %18s %18s %14s\n' kernel file way "median" "p99" "ratio med/p99"
 for k in $KERNELS; do
