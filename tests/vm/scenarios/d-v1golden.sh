@@ -3,7 +3,7 @@
 # 6.1 (6.1.0-57, recorded by d-v1diff; 6.12 has no v1 memory controller to run it on). Every
 # difference is printed; the documented deviations (docs/V1-LAYOUT.md, D1-D6) are accepted, any
 # other fails. Both kernels.
-# timeout: 90
+# timeout: 150
 . /oomd/lib.sh
 N=test-$OOMD_SCENARIO
 cat >/tmp/v1golden.native <<'NATIVE'
@@ -108,6 +108,7 @@ write c/memory.memsw.limit_in_bytes '-1': OK -> [9223372036854771712|]
 write c/memory.limit_in_bytes '-1': OK -> [9223372036854771712|]
 write c/memory.memsw.failcnt '0': OK -> [0|]
 write c/memory.memsw.max_usage_in_bytes '0': OK -> [0|]
+== oom
 evctl 'x': EINVAL
 evctl '<efd>': EINVAL
 evctl '<efd>  <cfd>' (two spaces): EINVAL
@@ -140,6 +141,7 @@ B: under_oom sequence: c=0
 B: efd: c=1 parent=0
 B: oom_kill c=1 parent=0
 read c/memory.failcnt: <nonzero>
+== end
 write c/memory.limit_in_bytes '64M': OK -> [67108864|]
 C: 16 MiB hog finished: yes
 write c/memory.limit_in_bytes '8M': EBUSY -> [67108864|]
@@ -151,6 +153,7 @@ write c/memory.limit_in_bytes '-1': OK -> [9223372036854771712|]
 D: write a thread's tid to c/tasks: OK
 D: write it back to root/tasks: OK
 E: write a pid to the parent's cgroup.procs (it has a child): OK
+== rmdir
 rmdir c: OK
 efd after rmdir c: c=1 parent=0
 rmdir parent: OK
@@ -160,7 +163,19 @@ start_daemon /shadow --layout v1
 v1diff /shadow "$N" >/tmp/v1golden.shadow 2>&1 || echo "v1diff (shadow) exited $?"
 rmdir "$CGROOT/$N/c" "$CGROOT/$N" 2>/dev/null
 stop_daemon
-echo "--- timings (shadow):"; grep '^#' /tmp/v1golden.shadow
+start_daemon /shadow
+v1diff --v2 /shadow "$N" >/tmp/v1golden.v2 2>&1 || echo "v1diff --v2 (shadow) exited $?"
+rmdir "$CGROOT/$N/c" "$CGROOT/$N" 2>/dev/null
+stop_daemon
+oompart() { awk '/^== oom/ {f = 1} /^== end/ {f = 0} /^== rmdir/ {f = 1} f' "$1" | grep -v -e '^#' -e '^read c/memory.failcnt'; }
+oompart /tmp/v1golden.native >/tmp/v1golden.no
+oompart /tmp/v1golden.v2 >/tmp/v1golden.v2s
+echo "--- differences of the OOM part (- native v1 on 6.1, + shadow v2 layout on $OOMD_KERNEL):"
+diff -U0 /tmp/v1golden.no /tmp/v1golden.v2s | grep -v -e '^---' -e '^+++' -e '^@@' >/tmp/v1golden.d2
+cat /tmp/v1golden.d2
+unexpected2=$(grep '^-' /tmp/v1golden.d2 | sed 's/^-//' | grep -v -e "^evctl '<efd> <usage fd>")
+[ -z "$unexpected2" ] || fail "v2 layout: $(echo "$unexpected2" | wc -l) undocumented differences from native v1 (listed above)"
+echo "--- timings (shadow):"; grep '^#' /tmp/v1golden.shadow; grep '^#' /tmp/v1golden.v2
 grep -v '^#' /tmp/v1golden.shadow >/tmp/v1golden.s
 echo "--- differences (- native v1 on 6.1, + shadow --layout v1 on $OOMD_KERNEL):"
 diff -U0 /tmp/v1golden.native /tmp/v1golden.s | grep -v -e '^---' -e '^+++' -e '^@@' >/tmp/v1golden.d
@@ -184,4 +199,5 @@ if [ -n "$unexpected" ]; then
 	echo "$unexpected"
 	fail "$(echo "$unexpected" | wc -l) undocumented differences from native v1 (listed above)"
 fi
-pass "$(wc -l </tmp/v1golden.native) observations compared with native v1 (6.1); $nd differ, all documented deviations"
+pass "$(wc -l </tmp/v1golden.native) observations compared with native v1 (6.1): --layout v1 $nd differ," \
+	"all documented deviations; v2 layout (OOM part, $(wc -l </tmp/v1golden.no)) $(grep -c '^-' /tmp/v1golden.d2) differ"
