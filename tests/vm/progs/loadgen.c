@@ -851,6 +851,7 @@ int main(int argc, char **argv)
 	snprintf(who, sizeof who, "main");
 
 	long fuse_before = 0, fuse_after = 0, fuse_tmp, thr_before = -1, thr_after = -1, thr_warm = -1;
+	long rss_after = -1;
 	long rss_q[4] = { -1, -1, -1, -1 }, thr_q[4] = { -1, -1, -1, -1 };
 	long fd_before = -1, fd_after = -1, fd_max = 0, rss_start = -1, rss_warm = -1, rss_end = -1, rss_max = 0;
 	if (dpid) {
@@ -960,6 +961,7 @@ int main(int argc, char **argv)
 				break;
 			msleep(200);
 		}
+		rss_after = rss_kb(dpid);
 		if (fd_after - fuse_after > fd_before - fuse_before || fuse_after - fuse_before > thr_after - thr_before) {
 			fd_targets(dpid, fdlist_after, sizeof fdlist_after);
 			fprintf(stderr, "loadgen: daemon descriptors before:\n%sloadgen: and after:\n%s", fdlist_before,
@@ -971,12 +973,12 @@ int main(int argc, char **argv)
 	       "lost=%ld mkdirs=%ld rmdirs=%ld inherit_checks=%ld listeners=%ld notified=%ld errors=%ld "
 	       "holds=%ld killed=%ld resolved_raise=%ld resolved_exit=%ld early=%ld seen_late=%ld acted_late=%ld dl_unseen=%ld "
 	       "fd_before=%ld fd_after=%ld fd_max=%ld fuse_fds_before=%ld fuse_fds_after=%ld threads_before=%ld threads_after=%ld rss_start_kb=%ld rss_warm_kb=%ld rss_end_kb=%ld rss_max_kb=%ld "
-	       "rss_q1_kb=%ld rss_q2_kb=%ld rss_q3_kb=%ld threads_q1=%ld threads_q2=%ld threads_q3=%ld threads_warm=%ld\n",
+	       "rss_q1_kb=%ld rss_q2_kb=%ld rss_q3_kb=%ld threads_q1=%ld threads_q2=%ld threads_q3=%ld threads_warm=%ld rss_after_kb=%ld\n",
 	       secs, nclients, ops, (long)S->files_read, (long)S->dirs_read, (long)S->expected_errs,
 	       (long)S->writes, (long)S->readbacks, (long)S->lost, (long)S->mkdirs, (long)S->rmdirs,
 	       (long)S->inherit_checks, (long)S->listeners, (long)S->notified, (long)S->errors,
 	       (long)S->holds, (long)S->killed, (long)S->resolved_raise, (long)S->resolved_exit,
 	       (long)S->early, (long)S->seen_late, (long)S->acted_late, (long)S->dl_unseen, fd_before, fd_after, fd_max, fuse_before, fuse_after, thr_before, thr_after, rss_start, rss_warm, rss_end, rss_max,
-	       rss_q[1], rss_q[2], rss_q[3], thr_q[1], thr_q[2], thr_q[3], thr_warm);
+	       rss_q[1], rss_q[2], rss_q[3], thr_q[1], thr_q[2], thr_q[3], thr_warm, rss_after);
 	return 0;
 }

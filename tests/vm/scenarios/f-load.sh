@@ -34,7 +34,7 @@ holds=$(v holds) killed=$(v killed) rr=$(v resolved_raise) rx=$(v resolved_exit)
 figs="$(v secs) s, $(v ops) ops ($(v files_read) file reads, $(v writes) writes + $(v readbacks) read-backs,"
 figs="$figs $(v mkdirs) mkdir/$(v rmdirs) rmdir, $(v listeners) listeners ($(v notified) notified));"
 figs="$figs errors $errors, lost writes $lost; daemon fds $fdb before, $fda after (max $fdm; /dev/fuse $fub -> $fua, threads $thb -> $tha);"
-figs="$figs RSS $((rs / 1024)) MiB at start, $(($(v rss_q1_kb) / 1024))/$(($(v rss_q2_kb) / 1024))/$(($(v rss_q3_kb) / 1024)) MiB at 1/4, 1/2, 3/4 (threads $(v threads_q1)/$(v threads_q2)/$(v threads_q3)), $((re / 1024)) MiB at the end (max $((rm / 1024)));"
+figs="$figs RSS $((rs / 1024)) MiB at start, $(($(v rss_q1_kb) / 1024))/$(($(v rss_q2_kb) / 1024))/$(($(v rss_q3_kb) / 1024)) MiB at 1/4, 1/2, 3/4 (threads $(v threads_q1)/$(v threads_q2)/$(v threads_q3)), $((re / 1024)) MiB at the end (max $((rm / 1024))), $(($(v rss_after_kb) / 1024)) MiB after the clean-up;"
 figs="$figs holds $holds: $killed killed, $rr resolved by raising L, $rx by the hog's exit"
 broken=$(grep -c 'broken promise' /tmp/oomdelayfs.log)
 figs="$figs; daemon log: $broken broken promises"
