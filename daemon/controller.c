@@ -45,6 +45,7 @@ typedef struct {
 	uint64_t id;
 	int fd;
 	gint ref;
+	int64_t logged_deadline; /* the last hold deadline logged (atomic: actuators share g) */
 } od_cg;
 
 typedef struct od_batch {
@@ -276,6 +277,21 @@ static void do_sample(od_controller *c, od_cg *g)
 	g_private_set(&nesting, GINT_TO_POINTER(depth));
 }
 
+/* Operators (and the VM tests, when a short hold has already ended and its state is
+ * gone) read when a hold began and when it will end from this one line per hold. */
+static void log_new_deadline(od_cg *g, const oe_persisted *st)
+{
+	char p[256];
+	if (!st->in_hold || st->delay_spent || st->deadline_ns == OE_NO_DEADLINE)
+		return; /* a re-arm with 0 is logged by the kill it causes */
+	if (__atomic_exchange_n(&g->logged_deadline, st->deadline_ns, __ATOMIC_RELAXED) == st->deadline_ns)
+		return;
+	int64_t left = st->deadline_ns - od_now();
+	g_message("%s: over its limit (%" PRIu64 " bytes): held, deadline=%" PRId64
+		  " (boottime ns, %.0f ms from now)%s", cg_path(g, p, sizeof p), st->limit,
+		  st->deadline_ns, left / 1e6, st->disable ? ", oom_kill_disable 1: no kill" : "");
+}
+
 static void do_kill_group(od_controller *c, od_cg *g)
 {
 	char p[256];
@@ -348,6 +364,7 @@ static void run_one(od_controller *c, const oe_action *a, od_cg *g)
 		break;
 	case OE_ACT_PERSIST:
 		od_persist_store(g->fd, &a->persisted);
+		log_new_deadline(g, &a->persisted);
 		break;
 	case OE_ACT_FORGET:
 		od_persist_forget(g->fd);

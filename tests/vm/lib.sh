@@ -167,10 +167,17 @@ held_until() {
 # deadline_ms CG: the hold's deadline from the daemon's persisted state (CLOCK_BOOTTIME =
 # CLOCK_MONOTONIC in the VM, which never suspends). under_oom reads 1 as soon as the engine
 # decided; the state is written an instant later by the action that follows, so wait for it.
-_deadline_of() { odt xattr get "$1" user.oomdelayfs.state 2>/dev/null | sed -n 's/.*deadline=\([0-9]*\).*/\1/p'; }
+# A short hold can end (and its state be removed) before a descheduled shell reads it: the
+# daemon's log line for the hold ("<path>: over its limit ... deadline=<ns>") is the fallback.
+_deadline_of() {
+	_x=$(odt xattr get "$1" user.oomdelayfs.state 2>/dev/null | sed -n 's/.*deadline=\([0-9]*\).*/\1/p')
+	[ -n "$_x" ] || _x=$(grep -F "$1: over its limit" /tmp/oomdelayfs.log 2>/dev/null | tail -n 1 |
+		sed -n 's/.*deadline=\([0-9]*\).*/\1/p')
+	echo "$_x"
+}
 _has_deadline() { [ -n "$(_deadline_of "$1")" ]; }
 deadline_ms() {
-	wait_for 3000 _has_deadline "$1" || fail "no deadline in the persisted state of $1 within 3 s"
+	wait_for 3000 _has_deadline "$1" || fail "no deadline for $1 within 3 s (neither its persisted state nor the daemon's log)"
 	_d=$(_deadline_of "$1")
 	echo $((_d / 1000000))
 }
