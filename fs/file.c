@@ -96,17 +96,10 @@ static fs_file *file_open(od_shadowfs *fs, fuse_req_t req, const fs_node *n, int
 			return NULL;
 		}
 	}
-	if (is_synthetic(n->syn)) {
-		/* kernfs refuses an open for a direction the file has no handler for; the
-		 * v1 view opens like cgroupfs (every cgroup file has both kernfs handlers)
-		 * and answers the read or write itself with EINVAL, as cgroup v1 does */
-		if (!fs->opts.v1_layout &&
-		    ((acc != O_WRONLY && !n->syn->read) || (acc != O_RDONLY && !n->syn->write))) {
-			*err = EACCES;
-			fs_file_unref(f);
-			return NULL;
-		}
-	} else {
+	/* A synthetic file opens for either direction, even one it has no handler for:
+	 * cgroupfs (v1 and v2 alike) gives every file both kernfs handlers, and the read
+	 * or write answers EINVAL (6.1 and 6.12: cat cgroup.kill, echo > memory.current). */
+	if (!is_synthetic(n->syn)) {
 		char path[64];
 		int oflags = flags & ~(O_NOFOLLOW | O_CREAT | O_EXCL | O_NOCTTY);
 		if (n->syn)
@@ -232,7 +225,7 @@ void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct f
 
 	if (!f->syn || !f->syn->read) {
 		if (f->fd < 0)
-			fuse_reply_err(req, f->syn && fs->opts.v1_layout ? EINVAL : EBADF);
+			fuse_reply_err(req, f->syn ? EINVAL : EBADF);
 		else
 			read_real(req, f, size, off);
 		return;
@@ -301,7 +294,7 @@ void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, o
 
 	if (!f->syn || !f->syn->write) {
 		if (f->fd < 0)
-			fuse_reply_err(req, f->syn && fs->opts.v1_layout ? EINVAL : EBADF);
+			fuse_reply_err(req, f->syn ? EINVAL : EBADF);
 		else
 			write_real(req, f, buf, size, off);
 		return;

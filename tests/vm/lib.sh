@@ -113,7 +113,9 @@ start_daemon() {
 	fi
 	log "oomdelayfs (pid $DAEMON_PID) mounted $SHADOW in ${WAITED_MS} ms"
 }
-_mounted() { awk -v m="$1" '$2 == m {f = 1} END {exit !f}' /proc/mounts; }
+# _mounted MP: a FUSE file system is mounted on MP (only FUSE: the shadow may be mounted over
+# /sys/fs/cgroup, where the real cgroup2 mount must never count, nor be unmounted)
+_mounted() { awk -v m="$1" '$2 == m && $3 ~ /^fuse/ {f = 1} END {exit !f}' /proc/mounts; }
 # stop_daemon: SIGTERM and wait (5 s) for the daemon to exit and unmount; otherwise SIGKILL,
 # and if it still hangs (e.g. in a request to its own mount) abort its FUSE connections.
 # Never blocks for more than about 10 s. Sets DAEMON_STOP (how it went) and DAEMON_STOP_MS.
