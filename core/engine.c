@@ -39,7 +39,13 @@ struct node {
 	/* Our own kill makes the kernel count OOM events; those are not a new onset. */
 	int64_t quiet_until;
 
-	uint64_t applied_high, applied_max, prev_max;
+	uint64_t applied_high, applied_max;
+	/* Earlier real memory.max writes of the daemon, whose inotify echoes may still come. */
+	struct own_write {
+		uint64_t value;
+		int64_t at; /* INT64_MIN: empty */
+	} own_max[8];
+	unsigned own_next;
 	bool has_persisted;
 	oe_persisted persisted;
 };
@@ -49,11 +55,16 @@ struct oe_engine {
 	GHashTable *nodes; /* id -> node */
 	node *root;
 	bool released;
+	int64_t now; /* the latest `now` an input carried (for calls that carry none) */
 };
 
 #define NS_PER_MS 1000000LL
 /* A kernel kill may take this long to show all its OOM events. */
 #define QUIET_AFTER_KILL_NS (2000 * NS_PER_MS)
+/* The watcher reads memory.max some time after our write and feeds it in later still
+ * (outside the engine lock, behind a loaded loop): an echo can be this old. A foreign
+ * writer picking a value we wrote longer ago than this is heard again. */
+#define OWN_ECHO_NS (10000 * NS_PER_MS)
 
 void oe_config_defaults(oe_config *cfg)
 {
@@ -210,11 +221,31 @@ static void desired_knobs(const oe_engine *e, const node *n, uint64_t *high, uin
 	}
 }
 
-static void set_max(node *n, uint64_t v, oe_actions *out, oe_action_kind kind)
+static void set_max(oe_engine *e, node *n, uint64_t v, oe_actions *out, oe_action_kind kind)
 {
 	emit(out, kind, n->id, v);
-	n->prev_max = n->applied_max;
+	/* Two slots were not enough: one user write can make two writes (a raise that ends
+	 * a hold), so an echo read just before it named a value three writes old, which was
+	 * then taken for a foreign write and became L. */
+	n->own_max[n->own_next] = (struct own_write){ n->applied_max, e->now };
+	n->own_next = (n->own_next + 1) % G_N_ELEMENTS(n->own_max);
 	n->applied_max = v;
+}
+
+static bool own_recent_max(const oe_engine *e, const node *n, uint64_t v)
+{
+	for (size_t i = 0; i < G_N_ELEMENTS(n->own_max); i++) {
+		const struct own_write *w = &n->own_max[i];
+		if (w->at != INT64_MIN && w->value == v && e->now - w->at <= OWN_ECHO_NS)
+			return true;
+	}
+	return false;
+}
+
+static void saw_time(oe_engine *e, int64_t now)
+{
+	if (now > e->now)
+		e->now = now;
 }
 
 /* Bring the real knobs and the persisted state in line with the node. Entering
@@ -234,11 +265,24 @@ static void reconcile(oe_engine *e, node *n, oe_actions *out)
 		n->applied_high = high;
 	}
 	if (max != n->applied_max)
-		set_max(n, max, out, OE_ACT_SET_MAX);
+		set_max(e, n, max, out, OE_ACT_SET_MAX);
 	if (!has_state(n) && n->has_persisted) {
 		emit(out, OE_ACT_FORGET, n->id, 0);
 		n->has_persisted = false;
 	}
+}
+
+/* The kernel's knobs may differ from what the engine last asked for: ask again. */
+static void reassert(oe_engine *e, node *n, oe_actions *out)
+{
+	uint64_t high, max;
+	desired_knobs(e, n, &high, &max);
+	emit(out, OE_ACT_SET_HIGH, n->id, high);
+	n->applied_high = high;
+	if (max != n->applied_max)
+		set_max(e, n, max, out, OE_ACT_SET_MAX);
+	else
+		emit(out, OE_ACT_SET_MAX, n->id, max);
 }
 
 /* ---- notifications ---------------------------------------------------- */
@@ -306,7 +350,7 @@ static void kill_now(oe_engine *e, node *n, int64_t now, oe_actions *out)
 		emit(out, OE_ACT_KILL_GROUP, n->id, 0);
 	} else {
 		/* Writing L makes the kernel reclaim, then OOM-kill until usage fits. */
-		set_max(n, n->limit, out, OE_ACT_KILL_KERNEL);
+		set_max(e, n, n->limit, out, OE_ACT_KILL_KERNEL);
 	}
 	n->quiet_until = now + QUIET_AFTER_KILL_NS;
 	end_hold(e, n, out);
@@ -365,13 +409,11 @@ static void decide_held(oe_engine *e, node *n, int64_t now, const oe_reading *r,
 }
 
 /* rule 6: a new delay written during a hold restarts its wait. */
-static void rearm(node *n, int64_t now, oe_actions *out)
+static void rearm(node *n, int64_t now)
 {
 	n->deadline = deadline_after(now, n->delay_ms);
 	n->delay_spent = n->delay_ms == 0;
 	n->delay_ms = 0;
-	if (n->delay_spent)
-		emit(out, OE_ACT_SAMPLE, n->id, 0); /* 0 kills now, through decide_held */
 }
 
 /* rule 9: while the daemon holds a cgroup, only its own kill may take a task. */
@@ -420,7 +462,8 @@ static node *new_node(oe_engine *e, uint64_t id, node *parent)
 	n->user_high = OE_UNLIMITED;
 	n->applied_high = OE_UNLIMITED;
 	n->applied_max = OE_UNLIMITED;
-	n->prev_max = OE_UNLIMITED;
+	for (size_t i = 0; i < G_N_ELEMENTS(n->own_max); i++)
+		n->own_max[i].at = INT64_MIN;
 	n->deadline = OE_NO_DEADLINE;
 	n->next_sample = OE_NO_DEADLINE;
 	n->calm_since = OE_NO_DEADLINE;
@@ -475,6 +518,7 @@ static void restore(oe_engine *e, node *n, int64_t now, uint64_t real_max, const
 bool oe_cgroup_add(oe_engine *e, int64_t now, uint64_t id, uint64_t parent, uint64_t real_max,
 		   uint64_t real_high, const oe_persisted *persisted, oe_actions *out)
 {
+	saw_time(e, now);
 	if (find(e, id))
 		return true;
 	node *p = find(e, parent);
@@ -482,7 +526,6 @@ bool oe_cgroup_add(oe_engine *e, int64_t now, uint64_t id, uint64_t parent, uint
 		return false;
 	node *n = new_node(e, id, p);
 	n->applied_max = real_max;
-	n->prev_max = real_max;
 	n->applied_high = real_high;
 	if (persisted) {
 		restore(e, n, now, real_max, persisted, out);
@@ -526,12 +569,17 @@ static void set_delay_one(oe_engine *e, node *n, void *ud)
 	struct delay_write *w = ud;
 	n->delay_ms = w->ms;
 	if (n->in_hold)
-		rearm(n, w->now, w->out);
+		rearm(n, w->now);
 	reconcile(e, n, w->out);
+	/* 0 kills now, through decide_held. The shell answers a SAMPLE on the spot, so it
+	 * goes last: a PERSIST after it stored the hold over the kill's FORGET. */
+	if (n->in_hold && n->delay_spent && w->ms == 0)
+		emit(w->out, OE_ACT_SAMPLE, n->id, 0);
 }
 
 int oe_write_delay(oe_engine *e, int64_t now, uint64_t id, uint64_t ms, oe_actions *out)
 {
+	saw_time(e, now);
 	node *n = find(e, id);
 	if (!n)
 		return ENOENT;
@@ -554,7 +602,7 @@ static int knob_node(oe_engine *e, uint64_t id, node **n)
 
 int oe_write_disable(oe_engine *e, int64_t now, uint64_t id, uint64_t v, oe_actions *out)
 {
-	(void)now;
+	saw_time(e, now);
 	node *n;
 	int err = knob_node(e, id, &n);
 	if (err)
@@ -574,7 +622,7 @@ int oe_write_disable(oe_engine *e, int64_t now, uint64_t id, uint64_t v, oe_acti
 
 int oe_write_limit(oe_engine *e, int64_t now, uint64_t id, uint64_t bytes, oe_actions *out)
 {
-	(void)now;
+	saw_time(e, now);
 	node *n;
 	int err = knob_node(e, id, &n);
 	if (err)
@@ -589,7 +637,7 @@ int oe_write_limit(oe_engine *e, int64_t now, uint64_t id, uint64_t bytes, oe_ac
 
 int oe_write_high(oe_engine *e, int64_t now, uint64_t id, uint64_t bytes, oe_actions *out)
 {
-	(void)now;
+	saw_time(e, now);
 	node *n;
 	int err = knob_node(e, id, &n);
 	if (err)
@@ -601,20 +649,41 @@ int oe_write_high(oe_engine *e, int64_t now, uint64_t id, uint64_t bytes, oe_act
 
 void oe_real_max_seen(oe_engine *e, int64_t now, uint64_t id, uint64_t value, oe_actions *out)
 {
+	saw_time(e, now);
 	node *n = find(e, id);
 	if (!n || n->is_root || e->released)
 		return;
-	/* Our own writes come back through inotify too, possibly late. */
-	if (value == n->applied_max || value == n->prev_max)
+	if (value == n->applied_max)
 		return;
+	if (own_recent_max(e, n, value)) {
+		/* Our own earlier write: either the latest is still on its way, or it landed
+		 * first and this one overtook it (the shell carries batches out on several
+		 * threads). The wanted knobs again are harmless in the first case and the only
+		 * repair in the second; memory.high, written with it, has no echo of its own. */
+		reassert(e, n, out);
+		return;
+	}
 	n->applied_max = value;
 	oe_write_limit(e, now, id, value, out);
 }
 
+/* The kernel's counters only grow: a reading behind the last one was taken before it
+ * (two threads read, the later reader took the lock first). Using it would move the
+ * counters back, and the next reading would count the same events a second time. */
+static bool older_than_last(const node *n, const oe_reading *r)
+{
+	const oe_reading *l = &n->last;
+	return n->have_reading &&
+	       (r->ev_high < l->ev_high || r->ev_max < l->ev_max || r->ev_oom < l->ev_oom ||
+		r->ev_oom_kill < l->ev_oom_kill || r->local_oom < l->local_oom ||
+		r->local_oom_kill < l->local_oom_kill);
+}
+
 void oe_sample(oe_engine *e, int64_t now, uint64_t id, const oe_reading *r, oe_actions *out)
 {
+	saw_time(e, now);
 	node *n = find(e, id);
-	if (!n || n->is_root || e->released)
+	if (!n || n->is_root || e->released || older_than_last(n, r))
 		return;
 	check_promise(n, r, now, out);
 	bool onset = !n->in_hold && managed(n) && r->current > n->limit;
@@ -656,6 +725,7 @@ static void tick_one(oe_engine *e, node *n, void *ud)
 
 void oe_tick(oe_engine *e, int64_t now, oe_actions *out)
 {
+	saw_time(e, now);
 	if (!e->root || e->released)
 		return;
 	struct delay_write w = { .now = now, .out = out };

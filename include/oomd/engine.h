@@ -125,10 +125,14 @@ int oe_write_limit(oe_engine *e, int64_t now, uint64_t id, uint64_t bytes, oe_ac
 int oe_write_high(oe_engine *e, int64_t now, uint64_t id, uint64_t bytes, oe_actions *out);
 
 /* Someone wrote the real memory.max directly (value read after the inotify event).
- * Values the daemon itself set recently are recognised and ignored; others become L. */
+ * A value the daemon itself wrote in the last 10 s (its last eight writes) is an echo:
+ * it changes nothing, but the wanted knobs are emitted again, because an echo of an older
+ * write may mean the writes landed out of order. Any other value becomes L. */
 void oe_real_max_seen(oe_engine *e, int64_t now, uint64_t id, uint64_t value, oe_actions *out);
 
-/* A reading of the real files (after a memory.events change or an OE_ACT_SAMPLE). */
+/* A reading of the real files (after a memory.events change or an OE_ACT_SAMPLE).
+ * A reading whose event counters are behind the last one was taken before it, and is
+ * ignored. */
 void oe_sample(oe_engine *e, int64_t now, uint64_t id, const oe_reading *r, oe_actions *out);
 
 /* The shell's timer fired (or any time): handle every deadline <= now. */
