@@ -53,6 +53,17 @@ current() { cat "$1/memory.current"; }
 # mib BYTES: bytes to MiB with one decimal
 mib() { awk -v b="$1" 'BEGIN{printf "%.1f", b / 1048576}'; }
 
+# hold_state CG SHADOWCG: what the kernel and the shadow say, for a "no hold" failure message
+hold_state() {
+	_ev=$(tr '\n' ' ' <"$1/memory.events" 2>&1)
+	_oc=$(tr '\n' ',' <"$2/memory.oom_control" 2>&1)
+	_hs=dead
+	[ -n "${HOG_PID:-}" ] && alive "$HOG_PID" && _hs="alive, $(hog_kb 2>/dev/null) KiB touched"
+	echo "usage $(cat "$1/memory.current" 2>&1), real max $(cat "$1/memory.max" 2>&1)" \
+		"high $(cat "$1/memory.high" 2>&1), events: $_ev; shadow: delay" \
+		"$(cat "$2/memory.oom_delay_millisecs" 2>&1), oom_control $_oc; hog $_hs"
+}
+
 # start_hog CG MB [odt hog options]: start a hog in CG; sets HOG_PID and HOG_REPORT
 start_hog() {
 	_cg=$1 _mb=$2

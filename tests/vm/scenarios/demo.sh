@@ -17,7 +17,7 @@ say "shadow memory.max reads $(cat "$s/memory.max"); the real one holds L + ceil
 say "starting a hog of anonymous memory in the cgroup"
 start_hog "$cg" 48 --exit
 uoom() { grep -q '^under_oom 1' "$1/memory.oom_control"; }
-wait_for 30000 uoom "$s" || fail "no hold within 30 s"
+wait_for 30000 uoom "$s" || fail "no hold within 30 s: $(hold_state "$cg" "$s")"
 say "the cgroup hit its limit and is held:"
 sed 's/^/    /' "$s/memory.oom_control"
 say "memory.oom_delay_millisecs now reads $(cat "$s/memory.oom_delay_millisecs") (one-shot); the handler raises the limit:"

@@ -33,7 +33,7 @@ setknob "$s" memory.max "$L"
 setknob "$s" memory.oom_delay_millisecs 8000
 k0=$(evkey "$cg" oom_kill)
 start_hog "$cg" 200
-wait_for 30000 uoom "$s" || fail "no hold within 30 s"
+wait_for 30000 uoom "$s" || fail "no hold within 30 s: $(hold_state "$cg" "$s")"
 wait_for 7000 frozen "$cg" || fail "the held cgroup was not frozen within 7 s (freeze margin 1M); usage $(mib "$(current "$cg")") MiB"
 odt xattr get "$cg" user.oomdelayfs.state | grep -q 'frozen=1' || fail "persisted state does not say frozen: $(odt xattr get "$cg" user.oomdelayfs.state)"
 dl=$(deadline_ns "$cg")

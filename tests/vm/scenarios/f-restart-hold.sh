@@ -38,7 +38,7 @@ setknob "$s" memory.oom_delay_millisecs 6000
 k0=$(evkey "$cg" oom_kill)
 start_hog "$cg" 200
 HA=$HOG_PID
-wait_for 30000 uoom "$s" || fail "(a) no hold within 30 s"
+wait_for 30000 uoom "$s" || fail "(a) no hold within 30 s: $(hold_state "$cg" "$s")"
 dl=$(deadline_ns "$cg"); dla=$dl
 pressure killwatch "$cg" "$dl" --timeout 30000 >/tmp/kw.a 2>&1 &
 KW=$!
@@ -76,7 +76,7 @@ setknob "$s" memory.oom_delay_millisecs 1000
 k0=$(evkey "$cg" oom_kill)
 start_hog "$cg" 200
 HB=$HOG_PID
-wait_for 30000 uoom "$s" || fail "(b) no hold within 30 s"
+wait_for 30000 uoom "$s" || fail "(b) no hold within 30 s: $(hold_state "$cg" "$s")"
 dl=$(deadline_ns "$cg")
 kill_daemon
 pressure killwatch "$cg" "$dl" --timeout 30000 >/tmp/kw.b 2>&1 &

@@ -14,7 +14,7 @@ grep -q '^oom_kill_disable 1' "$s/memory.oom_control" || fail "oom_kill_disable 
 uoom() { grep -q '^under_oom 1' "$1/memory.oom_control"; }
 k0=$(evkey "$cg" oom_kill)
 start_hog "$cg/w" 256
-wait_for 30000 uoom "$s" || fail "no hold within 30 s"
+wait_for 30000 uoom "$s" || fail "no hold within 30 s: $(hold_state "$cg" "$s")"
 t0=$(now_ms)
 while [ $(($(now_ms) - t0)) -lt 1500 ]; do
 	alive "$HOG_PID" || fail "hog died $(($(now_ms) - t0)) ms into a disabled hold"

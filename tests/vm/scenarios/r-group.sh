@@ -10,7 +10,7 @@ setknob "$s" memory.oom_delay_millisecs 800
 uoom() { grep -q '^under_oom 1' "$1/memory.oom_control"; }
 odt hog 1 --cgroup "$cg" & bystander=$!
 start_hog "$cg" 256
-wait_for 30000 uoom "$s" || fail "no hold within 30 s"
+wait_for 30000 uoom "$s" || fail "no hold within 30 s: $(hold_state "$cg" "$s")"
 dl=$(deadline_ms "$cg")
 held_until "$dl" "$cg" "$(evkey "$cg" oom_kill)" "$HOG_PID" "$bystander"
 alldead() { dead "$HOG_PID" && dead "$bystander"; }

@@ -10,7 +10,7 @@ setknob "$s" memory.oom_delay_millisecs 3000
 k0=$(evkey "$cg" oom_kill)
 start_hog "$cg" 48 --exit
 uoom() { grep -q '^under_oom 1' "$1/memory.oom_control"; }
-wait_for 30000 uoom "$s" || fail "no hold within 30 s"
+wait_for 30000 uoom "$s" || fail "no hold within 30 s: $(hold_state "$cg" "$s")"
 t0=$(now_ms)
 setknob "$s" memory.max $((96 * MiB))
 traise=$(($(now_ms) - t0))

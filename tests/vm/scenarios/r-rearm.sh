@@ -9,7 +9,7 @@ cg=$(mkcg a); s=/shadow${cg#$CGROOT}
 setknob "$s" memory.max "$L"
 setknob "$s" memory.oom_delay_millisecs 3000
 start_hog "$cg" 256
-wait_for 30000 uoom "$s" || fail "no hold within 30 s"
+wait_for 30000 uoom "$s" || fail "no hold within 30 s: $(hold_state "$cg" "$s")"
 d1=$(deadline_ms "$cg")
 # re-arm 1000 ms into the hold (timed from the daemon's deadline, not from when this shell
 # noticed the hold: under a loaded host that can be hundreds of ms late)
