@@ -573,7 +573,51 @@ static uint64_t read_knob(int fd, const char *name)
 	return od_kio_read_u64(fd, name, &v) < 0 ? OE_UNLIMITED : v;
 }
 
+/* A removed cgroup's directory still opens through a descriptor held from before
+ * the rmdir, but kernfs has taken its files away: cgroup.events is in every
+ * non-root cgroup, with or without the memory controller. */
+static bool cgroup_gone(int fd)
+{
+	return faccessat(fd, "cgroup.events", F_OK, 0) < 0 && (errno == ENOENT || errno == ENODEV);
+}
+
+static int add_at_depth(od_controller *c, uint64_t parent_id, int dirfd, uint64_t *id_out,
+			int depth);
+
+/* A cgroup made directly in the real tree, with its parent, and used through the
+ * shadow tree before the watcher saw the parent: add the ancestors first, so the
+ * first write is not refused (ENODEV) for a cgroup that exists. Stops at the
+ * file system's edge and at MAX_ANCESTRY levels. */
+#define MAX_ANCESTRY 64
+static int add_parent_of(od_controller *c, int fd, int depth)
+{
+	if (depth >= MAX_ANCESTRY)
+		return ENOENT;
+	struct stat self, pst, gst;
+	int pfd = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (pfd < 0)
+		return errno;
+	int gfd = openat(pfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int e = gfd < 0 ? errno : 0;
+	if (!e && (fstat(fd, &self) < 0 || fstat(pfd, &pst) < 0 || fstat(gfd, &gst) < 0))
+		e = errno;
+	if (!e && (pst.st_dev != self.st_dev || gst.st_dev != self.st_dev || pst.st_ino == self.st_ino))
+		e = ENOENT; /* climbed out of cgroupfs: not under the served root */
+	if (!e)
+		e = add_at_depth(c, gst.st_ino, pfd, NULL, depth + 1);
+	if (gfd >= 0)
+		close(gfd);
+	close(pfd);
+	return e;
+}
+
 int od_controller_add(od_controller *c, uint64_t parent_id, int dirfd, uint64_t *id_out)
+{
+	return add_at_depth(c, parent_id, dirfd, id_out, 0);
+}
+
+static int add_at_depth(od_controller *c, uint64_t parent_id, int dirfd, uint64_t *id_out,
+			int depth)
 {
 	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
@@ -617,29 +661,49 @@ int od_controller_add(od_controller *c, uint64_t parent_id, int dirfd, uint64_t 
 		return 0;
 	}
 
+	/* A late user of a removed cgroup (a file held open across the rmdir) must not
+	 * bring it back as a ghost that nothing would ever remove again. */
+	if (cgroup_gone(fd)) {
+		cg_unref(g);
+		return ENOENT;
+	}
 	uint64_t real_max = read_knob(fd, "memory.max");
 	uint64_t real_high = read_knob(fd, "memory.high");
 	oe_persisted p;
 	bool have = od_persist_load(fd, &p) == 0;
 
-	g_mutex_lock(&c->lock);
-	if (g_hash_table_contains(c->cgs, &id)) { /* a concurrent add won */
+	for (bool parent_tried = false;;) {
+		g_mutex_lock(&c->lock);
+		if (g_hash_table_contains(c->cgs, &id)) { /* a concurrent add won */
+			g_mutex_unlock(&c->lock);
+			cg_unref(g);
+			return 0;
+		}
+		ensure_room_locked(c, 1);
+		if (oe_cgroup_add(c->eng, od_now(), id, parent_id, real_max, real_high,
+				  have ? &p : NULL, &c->acts))
+			break;
 		g_mutex_unlock(&c->lock);
-		cg_unref(g);
-		return 0;
+		int e = parent_tried ? ENOENT : add_parent_of(c, fd, depth);
+		if (e) {
+			cg_unref(g);
+			return e == ENOTDIR || e == ENODEV ? ENOENT : e; /* parent unknown or gone */
+		}
+		parent_tried = true;
 	}
-	ensure_room_locked(c, 1);
-	if (!oe_cgroup_add(c->eng, od_now(), id, parent_id, real_max, real_high, have ? &p : NULL,
-			   &c->acts)) {
-		g_mutex_unlock(&c->lock);
-		cg_unref(g);
-		return ENOENT; /* parent unknown */
-	}
-	g_hash_table_insert(c->cgs, &g->id, g);
+	g_hash_table_insert(c->cgs, &g->id, cg_ref(g)); /* our reference keeps fd open below */
 	if (have)
 		g_message("cgroup %" PRIu64 ": adopted persisted state%s", id,
 			  p.in_hold ? " (a hold was running)" : "");
 	finish_locked(c);
+	/* The watcher may have handled the rmdir between the check above and the
+	 * insert, finding nothing to remove: check again now that it is in. */
+	bool gone = cgroup_gone(fd);
+	cg_unref(g);
+	if (gone) {
+		od_controller_remove(c, id);
+		return ENOENT;
+	}
 	return 0;
 }
 

@@ -39,7 +39,10 @@ void od_controller_tick(od_controller *c);
  * opens its own), parent_id the st_ino of its parent directory (0 for the root).
  * Reads its real knobs and persisted state, feeds oe_cgroup_add (rule 7
  * inheritance happens there). Idempotent: the FUSE mkdir and the watcher's
- * IN_CREATE both call it. *id_out (may be NULL) gets the cgroup's id (st_ino). */
+ * IN_CREATE both call it. *id_out (may be NULL) gets the cgroup's id (st_ino).
+ * Adds unknown ancestors first (a tree made directly in the real tree and used
+ * before the watcher saw it). ENOENT for a removed cgroup: a file held open across
+ * an rmdir must not bring it back. */
 int od_controller_add(od_controller *c, uint64_t parent_id, int dirfd, uint64_t *id_out);
 void od_controller_remove(od_controller *c, uint64_t id);
 

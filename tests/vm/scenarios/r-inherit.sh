@@ -23,8 +23,15 @@ mkdir "$cg/viareal" || fail "real mkdir viareal"
 inherited() { [ "$(cat "$s/viareal/memory.oom_delay_millisecs" 2>/dev/null)" = 700 ] && grep -q '^oom_kill_disable 1' "$s/viareal/memory.oom_control" 2>/dev/null; }
 wait_for 3000 inherited || fail "real-made child reads T=$(cat "$s/viareal/memory.oom_delay_millisecs" 2>&1), $(head -1 "$s/viareal/memory.oom_control" 2>&1)"
 tr=$WAITED_MS
+# a cgroup made with its parent directly in the real tree takes a shadow write at once, even if
+# the watcher has not seen the parent yet (the daemon adds the ancestors first); this races with
+# the watcher, so it catches a regression only when the shell wins
+mkdir "$cg/r1" && echo +memory > "$cg/r1/cgroup.subtree_control" && mkdir "$cg/r1/r2" || fail "real mkdir r1/r2"
+echo 250 > "$s/r1/r2/memory.oom_delay_millisecs" || fail "write to r1/r2 made directly in the real tree refused"
+[ "$(cat "$s/r1/r2/memory.oom_delay_millisecs")" = 250 ] || fail "r1/r2 reads T=$(cat "$s/r1/r2/memory.oom_delay_millisecs" 2>&1), not 250"
+[ "$(cat "$s/r1/memory.oom_delay_millisecs")" = 700 ] || fail "r1 reads T=$(cat "$s/r1/memory.oom_delay_millisecs" 2>&1) after its child's write, not its inherited 700"
 # a child of the root gets the root's T too (the root's write sets the whole tree)
 setknob /shadow memory.oom_delay_millisecs 0
 [ "$(cat "$s/old/deep/memory.oom_delay_millisecs")" = 0 ] || fail "root write did not reach old/deep"
 stop_daemon
-pass "subtree write reached 3 levels; shadow mkdir inherited T=700 D=1 at once; real mkdir inherited in ${tr} ms; root write reset the tree"
+pass "subtree write reached 3 levels; shadow mkdir inherited T=700 D=1 at once; real mkdir inherited in ${tr} ms; a real mkdir -p took a shadow write at once; root write reset the tree"
