@@ -1,12 +1,16 @@
 # f-pressure (issue 5, deliverable 1): the daemon runs with --protect 64M (its own cgroup
-# oomdelayfs.daemon, memory.min = 64 MiB) and the whole VM is driven into global memory
-# pressure by `pressure fill` outside every managed cgroup (anonymous memory until
-# MemAvailable is about 64 MiB, then it keeps mapping and unmapping 16 MiB so that every
-# allocation goes through direct reclaim; no swap). A managed cgroup (L = 32 MiB, T = 4 s) is
-# held meanwhile. Asserted: nothing killed before the deadline, the daemon's kill (its
-# memory.max = L write) begins within 50 ms of the deadline. Reported: that figure, and when
-# the kernel's OOM kill was seen (memory-locked inotify watcher), MemAvailable, the filler.
-# timeout: 240
+# oomdelayfs.daemon, memory.min = 64 MiB) and the whole VM is in global memory pressure when a
+# held cgroup's deadline comes. Order matters: two managed cgroups (L = 32 MiB) are held first
+# (long delay) until their hogs are frozen at L + the freeze margin, so that their memory stops
+# moving; then `pressure fill` outside every managed cgroup takes anonymous memory until
+# MemAvailable is about 32 MiB and keeps mapping and unmapping 16 MiB so that allocations go
+# through direct reclaim (no swap); then both delays are re-armed (rule 6) to 3 s, so the
+# deadlines fall while the pressure holds. Asserted: the filler is alive (the pressure was there)
+# at the deadlines, nothing killed before them, the daemon's kill (its memory.max = L write)
+# begins within 50 ms of each deadline. Reported: that figure, when the kernel's OOM kill was
+# seen (memory-locked inotify watcher), when the daemon's memory.max write returned (the
+# kernel's kill done; from the daemon's log), MemAvailable and PSI at the deadline.
+# timeout: 300
 . /oomd/lib.sh
 command -v pressure >/dev/null || skip "tests/vm/progs/pressure is not built"
 uoom() { grep -q '^under_oom 1' "$1/memory.oom_control"; }
@@ -23,38 +27,52 @@ grep -q 'oomdelayfs.daemon' "/proc/$DAEMON_PID/cgroup" || fail "--protect: the d
 for n in p q; do
 	cg=$(mkcg $n); s=/shadow${cg#$CGROOT}
 	setknob "$s" memory.max "$L"
-	setknob "$s" memory.oom_delay_millisecs 4000
+	setknob "$s" memory.oom_delay_millisecs 600000
 done
-P=$OOMD_CG/p Q=$OOMD_CG/q
+P=$OOMD_CG/p Q=$OOMD_CG/q SP=/shadow${P#$CGROOT} SQ=/shadow${Q#$CGROOT}
 a0=$(avail)
-rm -f /tmp/fill.rep
-pressure fill --leave 64 --churn-mb 16 --report /tmp/fill.rep &
-FP=$!
-wait_for 120000 test -s /tmp/fill.rep || fail "the filler did not fill memory within 120 s"
-read -r fill_mb fill_avail </tmp/fill.rep
-log "filler holds $fill_mb MiB; MemAvailable $a0 -> $fill_avail MiB"
 kp0=$(evkey "$P" oom_kill) kq0=$(evkey "$Q" oom_kill)
 start_hog "$P" 200; HP=$HOG_PID
 start_hog "$Q" 200; HQ=$HOG_PID
-wait_for 60000 uoom "/shadow${P#$CGROOT}" || fail "p: no hold within 60 s under global pressure"
-wait_for 60000 uoom "/shadow${Q#$CGROOT}" || fail "q: no hold within 60 s under global pressure"
+wait_for 60000 uoom "$SP" || fail "p: no hold within 60 s: $(hold_state "$P" "$SP")"
+wait_for 60000 uoom "$SQ" || fail "q: no hold within 60 s: $(hold_state "$Q" "$SQ")"
+wait_for 60000 frozen "$P" || fail "p: not frozen at L + the freeze margin within 60 s: $(hold_state "$P" "$SP")"
+wait_for 60000 frozen "$Q" || fail "q: not frozen at L + the freeze margin within 60 s: $(hold_state "$Q" "$SQ")"
+rm -f /tmp/fill.rep
+pressure fill --leave 32 --churn-mb 16 --report /tmp/fill.rep &
+FP=$!
+wait_for 120000 test -s /tmp/fill.rep || fail "the filler did not fill memory within 120 s"
+alive "$FP" || fail "the filler died while filling (the global OOM killer?): no pressure to test under"
+read -r fill_mb fill_avail </tmp/fill.rep
+log "filler holds $fill_mb MiB; MemAvailable $a0 -> $fill_avail MiB"
+usleep 500000 # let the churn start
+setknob "$SP" memory.oom_delay_millisecs 3000
+setknob "$SQ" memory.oom_delay_millisecs 3100
 dlp=$(deadline_ns "$P") dlq=$(deadline_ns "$Q")
+tn=$(pressure now | cut -d. -f1)
+for d in "$dlp" "$dlq"; do
+	[ $((d / 1000000 - tn)) -le 3200 ] || fail "the re-arm to 3 s did not reach the persisted deadline: $((d / 1000000 - tn)) ms ahead"
+done
 pressure killwatch "$P" "$dlp" --timeout 60000 >/tmp/kw.p 2>&1 &
 KP=$!
 pressure killwatch "$Q" "$dlq" --timeout 60000 >/tmp/kw.q 2>&1 &
 KQ=$!
 [ "$dlp" -lt "$dlq" ] && dl=$dlp || dl=$dlq
 amin=$(avail)
-# both held until the first deadline, and the lowest MemAvailable seen meanwhile
-# (the clock is read after the checks, so a slow shell never blames the daemon)
+# both held until the first deadline, the filler alive (the pressure is there), and the lowest
+# MemAvailable seen meanwhile (the clock is read after the checks, so a slow shell never
+# blames the daemon)
 while :; do
 	a=$(avail); [ "$a" -lt "$amin" ] && amin=$a
 	k=$(evkey "$P" oom_kill)$(evkey "$Q" oom_kill)
 	alive "$HP" && alive "$HQ" && h=1 || h=0
+	alive "$FP" && f=1 || f=0
+	psi_dl=$(sed -n 's/^full avg10=\([0-9.]*\).*/\1/p' /proc/pressure/memory 2>/dev/null)
 	t=$(pressure now | cut -d. -f1)
 	[ "$t" -lt $((dl / 1000000)) ] || break
 	[ "$h" = 1 ] || fail "a hog died $((dl / 1000000 - t)) ms before the deadline under pressure"
 	[ "$k" = "$kp0$kq0" ] || fail "oom_kill moved $((dl / 1000000 - t)) ms before the deadline under pressure"
+	[ "$f" = 1 ] || fail "the filler died $((dl / 1000000 - t)) ms before the deadline (the global OOM killer?): the deadline would not fall under pressure"
 	usleep 100000
 done
 wait "$KP" || fail "p: no kill within 60 s of the deadline: $(cat /tmp/kw.p)"
@@ -63,16 +81,24 @@ read -r latep _ _ _ </tmp/kw.p
 read -r lateq _ _ _ </tmp/kw.q
 wait_for 10000 dead "$HP" || fail "p: hog alive 10 s after the kill"
 wait_for 10000 dead "$HQ" || fail "q: hog alive 10 s after the kill"
-alive "$FP" && fstate="alive (holding $fill_mb MiB)" || fstate="killed by the global OOM killer"
+alive "$FP" && fstate="alive after the kills (holding $fill_mb MiB)" || fstate="killed by the global OOM killer after the deadlines"
 kill "$FP" 2>/dev/null; wait "$FP" 2>/dev/null
 issue_of() { # issue_of CG DEADLINE_NS: the daemon's kill write start minus the deadline, ms
 	_wb=$(sed -n "s|.*$1: delay over.*write began at boottime \([0-9.]*\) ms.*|\1|p" /tmp/oomdelayfs.log | tail -n 1)
 	[ -n "$_wb" ] || fail "no kill logged by the daemon for $1"
 	awk -v w="$_wb" -v d="$2" 'BEGIN { printf "%.1f", w - d / 1e6 }'
 }
+done_of() { # done_of CG DEADLINE_NS: when the daemon's memory.max write returned (the kernel's
+	# OOM killer has acted and usage fits under L), minus the deadline, ms
+	_l=$(grep "$1: delay over" /tmp/oomdelayfs.log | tail -n 1)
+	_in=$(echo "$_l" | sed -n 's/.* in \([0-9.]*\) ms (write began at boottime \([0-9.]*\) ms).*/\1 \2/p')
+	[ -n "$_in" ] || { echo '?'; return; }
+	echo "$_in" | awk -v d="$2" '{ printf "%.1f", $2 + $1 - d / 1e6 }'
+}
 issuep=$(issue_of "$P" "$dlp")
 issueq=$(issue_of "$Q" "$dlq")
-psi=$(sed -n 's/^full avg10=\([0-9.]*\).*/\1/p' /proc/pressure/memory 2>/dev/null)
+donep=$(done_of "$P" "$dlp")
+doneq=$(done_of "$Q" "$dlq")
 alive "$DAEMON_PID" || fail "the daemon died under global pressure"
 grep -E "delay over|late|protect|oomdelayfs.daemon" /tmp/oomdelayfs.log
 stop_daemon
@@ -83,7 +109,7 @@ for v in "$issuep" "$issueq"; do
 	awk -v l="$v" 'BEGIN { exit !(l <= 50) }' || fail "under global pressure the daemon's kill began $v ms after a deadline (> 50 ms): p +$issuep, q +$issueq; kernel kills p +$latep q +$lateq ms"
 done
 kern_note=''
-awk -v a="$latep" -v b="$lateq" 'BEGIN { exit !(a > 50 || b > 50) }' && kern_note=" (OVER 50 ms: the kernel's reclaim inside the memory.max write)"
-pass "global pressure (filler $fill_mb MiB, MemAvailable $a0 -> min ${amin} MiB, filler $fstate${psi:+, PSI full avg10 $psi}):" \
+awk -v a="$donep" -v b="$doneq" 'BEGIN { exit !(a > 50 || b > 50) }' && kern_note=" (OVER 50 ms: the kernel's reclaim and OOM kill inside the memory.max write)"
+pass "global pressure at the deadlines (filler $fill_mb MiB alive, MemAvailable $a0 -> $fill_avail after the fill, min ${amin} MiB while held${psi_dl:+, PSI full avg10 $psi_dl}; filler $fstate):" \
 	"deadlines $(( (dlq - dlp) / 1000000 )) ms apart; the daemon's kills began p +${issuep} q +${issueq} ms after their deadlines;" \
-	"the kernel's OOM kills seen at p +${latep} q +${lateq} ms${kern_note}"
+	"the memory.max writes returned (the kernel's kill done, usage under L) at p +${donep} q +${doneq} ms${kern_note}; the kernel's OOM kills seen by a watcher at p +${latep} q +${lateq} ms"
