@@ -711,8 +711,13 @@ static void tick_one(oe_engine *e, node *n, void *ud)
 		return;
 	bool sample = false;
 	if (!n->delay_spent && w->now >= n->deadline) {
+		/* Persisted here only when no kill can follow (D = 1): nothing may stand
+		 * between the deadline and the kill (a setxattr allocates, and stalls under
+		 * global pressure); a restart takes a passed deadline as spent anyway, and
+		 * the kill's own batch persists the end of the hold. */
 		n->delay_spent = true;
-		persist(e, n, w->out);
+		if (n->disable)
+			persist(e, n, w->out);
 		sample = true; /* the kill is decided on a reading taken now */
 	}
 	if (w->now >= n->next_sample)

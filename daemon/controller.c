@@ -46,6 +46,7 @@ typedef struct {
 	int fd;
 	gint ref;
 	int64_t logged_deadline; /* the last hold deadline logged (atomic: actuators share g) */
+	od_kio_hold_files *hold;  /* opened at the first sample, kept until the cgroup goes (atomic) */
 } od_cg;
 
 typedef struct od_batch {
@@ -76,6 +77,7 @@ struct od_controller {
 	int root_fd; /* not owned */
 	int tfd;
 	int64_t armed;
+	int64_t tick_late; /* how late the last timer tick ran (ns; atomic), for the kill's log line */
 	GHashTable *cgs; /* &id -> od_cg* */
 	oe_action *buf;
 	oe_actions acts;
@@ -113,6 +115,10 @@ static od_cg *cg_ref(od_cg *g)
 static void cg_unref(od_cg *g)
 {
 	if (g && g_atomic_int_dec_and_test(&g->ref)) {
+		if (g->hold) {
+			od_kio_hold_close(g->hold);
+			g_free(g->hold);
+		}
 		close(g->fd);
 		g_free(g);
 	}
@@ -260,10 +266,30 @@ static void finish_locked(od_controller *c)
 	}
 }
 
+/* The hold's files of g, opened on first use (the first sample comes well before
+ * any deadline); NULL if they cannot be opened (then the callers open per use). */
+static const od_kio_hold_files *hold_files(od_cg *g)
+{
+	od_kio_hold_files *h = g_atomic_pointer_get(&g->hold);
+	if (h)
+		return h;
+	h = g_new(od_kio_hold_files, 1);
+	if (od_kio_hold_open(g->fd, h) < 0) {
+		g_free(h);
+		return NULL;
+	}
+	if (!g_atomic_pointer_compare_and_exchange(&g->hold, NULL, h)) { /* another thread won */
+		od_kio_hold_close(h);
+		g_free(h);
+	}
+	return g_atomic_pointer_get(&g->hold);
+}
+
 static void do_sample(od_controller *c, od_cg *g)
 {
 	oe_reading r;
-	if (od_kio_read_reading(g->fd, &r) < 0)
+	const od_kio_hold_files *h = hold_files(g);
+	if ((h ? od_kio_hold_read(g->fd, h, &r) : od_kio_read_reading(g->fd, &r)) < 0)
 		return; /* logged; the cgroup may be going away */
 	int depth = GPOINTER_TO_INT(g_private_get(&nesting));
 	if (depth >= MAX_NESTING) {
@@ -297,10 +323,13 @@ static void do_kill_group(od_controller *c, od_cg *g)
 	char p[256];
 	uint64_t procs = 0;
 	od_kio_count_procs(g->fd, &procs);
+	/* Logged after the write, as the kernel-mode kill: same timing fields. */
+	int64_t t0 = od_now();
 	int r = od_kio_write_str(g->fd, "cgroup.kill", "1");
 	g_message("%s: delay over, the whole cgroup killed (cgroup.kill, %" PRIu64
-		  " processes of its own): %s", cg_path(g, p, sizeof p), procs,
-		  r < 0 ? g_strerror(-r) : "done");
+		  " processes of its own): %s in %.1f ms (write began at boottime %.1f ms)",
+		  cg_path(g, p, sizeof p), procs, r < 0 ? g_strerror(-r) : "done",
+		  (od_now() - t0) / 1e6, t0 / 1e6);
 	if (r < 0)
 		return;
 	g_mutex_lock(&c->lock);
@@ -343,10 +372,14 @@ static void run_one(od_controller *c, const oe_action *a, od_cg *g)
 	case OE_ACT_KILL_KERNEL: {
 		/* Logged after the write: the kill must not wait for the logger. */
 		int64_t t0 = od_now();
-		int r = od_kio_write_u64(g->fd, "memory.max", a->value);
+		const od_kio_hold_files *h = g_atomic_pointer_get(&g->hold);
+		int r = h ? od_kio_hold_write_max(g->fd, h, a->value)
+			  : od_kio_write_u64(g->fd, "memory.max", a->value);
 		g_message("%s: delay over, memory.max back to %" PRIu64 " (the kernel's OOM killer "
-			  "acts): %s in %.1f ms (write began at boottime %.1f ms)", cg_path(g, p, sizeof p),
-			  a->value, r < 0 ? g_strerror(-r) : "done", (od_now() - t0) / 1e6, t0 / 1e6);
+			  "acts): %s in %.1f ms (write began at boottime %.1f ms; last timer tick %.1f ms "
+			  "late)", cg_path(g, p, sizeof p), a->value, r < 0 ? g_strerror(-r) : "done",
+			  (od_now() - t0) / 1e6, t0 / 1e6,
+			  __atomic_load_n(&c->tick_late, __ATOMIC_RELAXED) / 1e6);
 		break;
 	}
 	case OE_ACT_KILL_GROUP:
@@ -560,6 +593,7 @@ void od_controller_tick(od_controller *c)
 	int64_t now = od_now();
 	int64_t late = c->armed > 0 && c->armed != OE_NO_DEADLINE ? now - c->armed : 0;
 	c->armed = INT64_MIN; /* the timer has fired: always re-arm */
+	__atomic_store_n(&c->tick_late, late, __ATOMIC_RELAXED);
 	oe_tick(c->eng, now, &c->acts);
 	finish_locked(c);
 	/* Logged after the tick's actions: a kill must not wait for the logger. */

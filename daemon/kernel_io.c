@@ -108,21 +108,15 @@ int od_kio_read_u64(int dirfd, const char *name, uint64_t *out)
 	return r;
 }
 
-int od_kio_write_str(int dirfd, const char *name, const char *s)
+/* One write at offset 0 of an open cgroup file (cgroupfs ignores the offset). */
+static int write_fd(int dirfd, int fd, const char *name, const char *s)
 {
-	int fd = open_file(dirfd, name, O_WRONLY);
-	if (fd < 0) {
-		if (fd != -ENOENT)
-			LOGW(dirfd, "%s: open for writing: %s", name, g_strerror(-fd));
-		return fd;
-	}
 	size_t len = strlen(s);
 	ssize_t w;
 	do
-		w = write(fd, s, len);
+		w = pwrite(fd, s, len, 0);
 	while (w < 0 && errno == EINTR);
 	int e = w < 0 ? errno : 0;
-	close(fd);
 	if (w < 0) {
 		/* The kernel's errno is the useful part (EBUSY, EINVAL, ENODEV...). */
 		if (e != ENODEV && e != ENOENT)
@@ -136,14 +130,126 @@ int od_kio_write_str(int dirfd, const char *name, const char *s)
 	return 0;
 }
 
-int od_kio_write_u64(int dirfd, const char *name, uint64_t v)
+int od_kio_write_str(int dirfd, const char *name, const char *s)
 {
-	char buf[32];
+	int fd = open_file(dirfd, name, O_WRONLY);
+	if (fd < 0) {
+		if (fd != -ENOENT)
+			LOGW(dirfd, "%s: open for writing: %s", name, g_strerror(-fd));
+		return fd;
+	}
+	int r = write_fd(dirfd, fd, name, s);
+	close(fd);
+	return r;
+}
+
+static void format_u64(char buf[32], uint64_t v)
+{
 	if (v == OE_UNLIMITED)
 		memcpy(buf, "max", 4);
 	else
-		snprintf(buf, sizeof buf, "%" PRIu64, v);
+		snprintf(buf, 32, "%" PRIu64, v);
+}
+
+int od_kio_write_u64(int dirfd, const char *name, uint64_t v)
+{
+	char buf[32];
+	format_u64(buf, v);
 	return od_kio_write_str(dirfd, name, buf);
+}
+
+static void fill_reading(oe_reading *r, const od_kio_events *ev, const od_kio_events *loc)
+{
+	r->ev_high = ev->high;
+	r->ev_max = ev->max;
+	r->ev_oom = ev->oom;
+	r->ev_oom_kill = ev->oom_kill;
+	r->local_oom = loc->oom;
+	r->local_oom_kill = loc->oom_kill;
+}
+
+/* ---- the files of a hold, kept open ---------------------------------------- */
+
+int od_kio_hold_open(int dirfd, od_kio_hold_files *h)
+{
+	h->current = open_file(dirfd, "memory.current", O_RDONLY);
+	h->events = open_file(dirfd, "memory.events", O_RDONLY);
+	h->local = open_file(dirfd, "memory.events.local", O_RDONLY);
+	h->max = open_file(dirfd, "memory.max", O_WRONLY);
+	int e = h->current < 0 ? h->current : h->events < 0 ? h->events : h->local < 0 ? h->local
+		: h->max < 0 ? h->max : 0;
+	if (e) {
+		if (e != -ENOENT)
+			LOGW(dirfd, "open the files of a hold: %s", g_strerror(-e));
+		od_kio_hold_close(h);
+	}
+	return e;
+}
+
+void od_kio_hold_close(od_kio_hold_files *h)
+{
+	int *fds[] = { &h->current, &h->events, &h->local, &h->max };
+	for (size_t i = 0; i < G_N_ELEMENTS(fds); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+/* The whole (small) content of an open file from offset 0; NUL-terminated. */
+static ssize_t pread_small(int dirfd, int fd, const char *name, char *buf, size_t size)
+{
+	size_t len = 0;
+	while (len < size - 1) {
+		ssize_t r = pread(fd, buf + len, size - 1 - len, (off_t)len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			if (e != ENODEV)
+				LOGW(dirfd, "%s: read: %s", name, g_strerror(e));
+			return -e;
+		}
+		len += (size_t)r;
+		if ((size_t)r < size - 1 - (len - (size_t)r))
+			break; /* short: the end (saves regenerating the file at offset len) */
+	}
+	buf[len] = '\0';
+	return (ssize_t)len;
+}
+
+int od_kio_hold_read(int dirfd, const od_kio_hold_files *h, oe_reading *r)
+{
+	char buf[512];
+	od_kio_events ev, loc;
+	memset(r, 0, sizeof *r);
+	ssize_t n = pread_small(dirfd, h->current, "memory.current", buf, sizeof buf);
+	if (n < 0)
+		return (int)n;
+	size_t len = (size_t)n;
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+		len--;
+	if (parse_u64_token(buf, len, &r->current) < 0) {
+		LOGW(dirfd, "memory.current: unexpected content \"%.*s\"", (int)len, buf);
+		return -EINVAL;
+	}
+	if ((n = pread_small(dirfd, h->events, "memory.events", buf, sizeof buf)) < 0)
+		return (int)n;
+	if (od_kio_parse_events(buf, (size_t)n, &ev) < 0)
+		return -EINVAL;
+	if ((n = pread_small(dirfd, h->local, "memory.events.local", buf, sizeof buf)) < 0)
+		return (int)n;
+	if (od_kio_parse_events(buf, (size_t)n, &loc) < 0)
+		return -EINVAL;
+	fill_reading(r, &ev, &loc);
+	return 0;
+}
+
+int od_kio_hold_write_max(int dirfd, const od_kio_hold_files *h, uint64_t v)
+{
+	char buf[32];
+	format_u64(buf, v);
+	return write_fd(dirfd, h->max, "memory.max", buf);
 }
 
 int od_kio_parse_events(const char *buf, size_t len, od_kio_events *ev)
@@ -206,12 +312,7 @@ int od_kio_read_reading(int dirfd, oe_reading *r)
 		return e;
 	if ((e = od_kio_read_events(dirfd, "memory.events.local", &loc)) < 0)
 		return e;
-	r->ev_high = ev.high;
-	r->ev_max = ev.max;
-	r->ev_oom = ev.oom;
-	r->ev_oom_kill = ev.oom_kill;
-	r->local_oom = loc.oom;
-	r->local_oom_kill = loc.oom_kill;
+	fill_reading(r, &ev, &loc);
 	return 0;
 }
 

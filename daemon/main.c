@@ -142,7 +142,7 @@ int main(int argc, char **argv)
 
 	if (o.protect_min && !o.release_all)
 		protect_self(root_fd, o.protect_min);
-	od_harden();
+	od_harden(o.nice);
 
 	od_controller *ctl = od_controller_new(root_fd, &o.cfg);
 	if (!ctl)

@@ -302,9 +302,13 @@ static void raise_nofile(void)
 	}
 }
 
-void od_harden(void)
+void od_harden(int nice)
 {
 	raise_nofile();
+	/* Before any thread is made: they inherit it. */
+	if (setpriority(PRIO_PROCESS, 0, nice) < 0)
+		g_warning("setpriority(%d): %s: the kill may wait for the CPU behind the workloads",
+			  nice, g_strerror(errno));
 	/* Few malloc arenas: each reserves 64 MiB of address space, all of it
 	 * counted as locked under MCL_FUTURE. */
 	mallopt(M_ARENA_MAX, 2);

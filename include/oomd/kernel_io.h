@@ -30,6 +30,20 @@ int od_kio_read_events(int dirfd, const char *name, od_kio_events *ev);
 /* memory.current + memory.events + memory.events.local in one oe_reading. */
 int od_kio_read_reading(int dirfd, oe_reading *r);
 
+/* The files a held cgroup is sampled through and killed by, opened once and kept:
+ * under global memory pressure every open allocates in the kernel (a struct file,
+ * a seq_file's page-sized buffer at its first read) and may stall in direct
+ * reclaim just when the kill is due. Reads are preads at offset 0. hold_open
+ * returns 0 or -errno and leaves every fd -1 on failure. */
+typedef struct {
+	int current, events, local, max;
+} od_kio_hold_files;
+#define OD_KIO_HOLD_FILES_NONE { -1, -1, -1, -1 }
+int od_kio_hold_open(int dirfd, od_kio_hold_files *h);
+void od_kio_hold_close(od_kio_hold_files *h);
+int od_kio_hold_read(int dirfd, const od_kio_hold_files *h, oe_reading *r);
+int od_kio_hold_write_max(int dirfd, const od_kio_hold_files *h, uint64_t v);
+
 /* Number of processes in cgroup.procs (this cgroup only, as the kernel lists it). */
 int od_kio_count_procs(int dirfd, uint64_t *n);
 

@@ -522,6 +522,18 @@ Test(rule4, disable_wins_over_delay)
 	cr_assert(view(A).managed);
 }
 
+/* Under global pressure every kernel call allocates and may stall: between the
+ * deadline and the kill there is only the reading the kill is decided on. */
+Test(rule3, nothing_between_deadline_and_kill)
+{
+	int64_t t0 = hold_A(1000);
+	now_ns = t0 + MS(1000);
+	clr();
+	tick(); /* the harness answers the SAMPLE with a reading still over L */
+	cr_assert(ACT.n >= 2 && ACT.v[0].kind == OE_ACT_SAMPLE && ACT.v[1].kind == OE_ACT_KILL_KERNEL,
+		  "at the deadline a SAMPLE, then at once the kill; got %s", dump());
+}
+
 Test(rule4, disable_spent_persisted)
 {
 	cr_assert_eq(wdis(A, 1), 0);

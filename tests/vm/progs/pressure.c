@@ -1,8 +1,9 @@
 /* pressure - helpers of the f-* (fault) scenarios (tests/vm/scenarios/f-*.sh).
  *
- *   pressure killwatch CGDIR DEADLINE_NS [--timeout MS]
+ *   pressure killwatch CGDIR DEADLINE_NS [--timeout MS] [--emptied]
  *       wait (inotify on CGDIR/memory.events, and a 20 ms re-read as a fallback) until the
- *       real oom_kill counter of CGDIR moves past its value at start; print
+ *       real oom_kill counter of CGDIR moves past its value at start (with --emptied: until
+ *       CGDIR/cgroup.events says populated 0, for a kill by cgroup.kill); print
  *       "<lateness ms> <oom_kill before> <oom_kill after> <CLOCK_BOOTTIME ms>", where
  *       lateness = the time the change was seen minus DEADLINE_NS (CLOCK_BOOTTIME ns; the
  *       daemon's persisted deadline). Memory locked, so global pressure cannot slow it.
@@ -68,16 +69,21 @@ static int killwatch(int argc, char **argv)
 	const char *cg = argv[0];
 	int64_t deadline = atoll(argv[1]);
 	long timeout = 60000;
-	for (int i = 2; i + 1 < argc; i++)
-		if (!strcmp(argv[i], "--timeout"))
+	int emptied = 0;
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
 			timeout = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--emptied"))
+			emptied = 1;
+	}
 	mlockall(MCL_CURRENT | MCL_FUTURE);
 	char path[4096];
-	snprintf(path, sizeof path, "%s/memory.events", cg);
+	snprintf(path, sizeof path, "%s/%s", cg, emptied ? "cgroup.events" : "memory.events");
+	const char *key = emptied ? "populated" : "oom_kill";
 	int ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 	if (ifd < 0 || inotify_add_watch(ifd, path, IN_MODIFY) < 0)
 		die("inotify");
-	long long k0 = key_of(path, "oom_kill");
+	long long k0 = key_of(path, key);
 	if (k0 < 0)
 		die(path);
 	int64_t t0 = boot_ns();
@@ -87,14 +93,14 @@ static int killwatch(int argc, char **argv)
 		char b[4096];
 		while (read(ifd, b, sizeof b) > 0)
 			;
-		long long k = key_of(path, "oom_kill");
+		long long k = key_of(path, key);
 		int64_t t = boot_ns();
-		if (k > k0) {
+		if (emptied ? k == 0 : k > k0) {
 			printf("%.1f %lld %lld %.1f\n", (double)(t - deadline) / 1e6, k0, k, (double)t / 1e6);
 			return 0;
 		}
 		if (t - t0 > (int64_t)timeout * 1000000) {
-			fprintf(stderr, "pressure: killwatch: oom_kill of %s stayed %lld for %ld ms\n", cg, k0,
+			fprintf(stderr, "pressure: killwatch: %s of %s stayed %lld for %ld ms\n", key, cg, k0,
 				timeout);
 			return 1;
 		}
@@ -183,7 +189,7 @@ int main(int argc, char **argv)
 		return killwatch(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "fill"))
 		return fill(argc - 2, argv + 2);
-	fputs("usage: pressure now | killwatch CGDIR DEADLINE_NS [--timeout MS]\n"
+	fputs("usage: pressure now | killwatch CGDIR DEADLINE_NS [--timeout MS] [--emptied]\n"
 	      "       | fill --leave MB [--churn-mb N] [--report FILE]\n", stderr);
 	return 2;
 }

@@ -10,6 +10,8 @@
 # begins within 50 ms of each deadline. Reported: that figure, when the kernel's OOM kill was
 # seen (memory-locked inotify watcher), when the daemon's memory.max write returned (the
 # kernel's kill done; from the daemon's log), MemAvailable and PSI at the deadline.
+# OOMD_FP_MODE=group (f-pressure-group) runs the same with --kill-mode group: the kill is the
+# cgroup.kill write, and the watcher waits for the cgroup to be empty.
 # timeout: 300
 . /oomd/lib.sh
 command -v pressure >/dev/null || skip "tests/vm/progs/pressure is not built"
@@ -21,7 +23,8 @@ deadline_ns() {
 }
 avail() { awk '/^MemAvailable/ {print int($2 / 1024)}' /proc/meminfo; }
 L=$((32 * MiB))
-start_daemon /shadow --protect 64M
+MODE=${OOMD_FP_MODE:-kernel}
+start_daemon /shadow --protect 64M --kill-mode "$MODE"
 grep -q 'oomdelayfs.daemon' "/proc/$DAEMON_PID/cgroup" || fail "--protect: the daemon is in $(cat "/proc/$DAEMON_PID/cgroup"), not oomdelayfs.daemon"
 [ "$(cat $CGROOT/oomdelayfs.daemon/memory.min)" = $((64 * MiB)) ] || fail "--protect: memory.min is $(cat $CGROOT/oomdelayfs.daemon/memory.min)"
 for n in p q; do
@@ -53,9 +56,10 @@ tn=$(pressure now | cut -d. -f1)
 for d in "$dlp" "$dlq"; do
 	[ $((d / 1000000 - tn)) -le 3200 ] || fail "the re-arm to 3 s did not reach the persisted deadline: $((d / 1000000 - tn)) ms ahead"
 done
-pressure killwatch "$P" "$dlp" --timeout 60000 >/tmp/kw.p 2>&1 &
+[ "$MODE" = group ] && kwopt=--emptied || kwopt=
+pressure killwatch "$P" "$dlp" --timeout 60000 $kwopt >/tmp/kw.p 2>&1 &
 KP=$!
-pressure killwatch "$Q" "$dlq" --timeout 60000 >/tmp/kw.q 2>&1 &
+pressure killwatch "$Q" "$dlq" --timeout 60000 $kwopt >/tmp/kw.q 2>&1 &
 KQ=$!
 [ "$dlp" -lt "$dlq" ] && dl=$dlp || dl=$dlq
 amin=$(avail)
@@ -91,7 +95,7 @@ issue_of() { # issue_of CG DEADLINE_NS: the daemon's kill write start minus the 
 done_of() { # done_of CG DEADLINE_NS: when the daemon's memory.max write returned (the kernel's
 	# OOM killer has acted and usage fits under L), minus the deadline, ms
 	_l=$(grep "$1: delay over" /tmp/oomdelayfs.log | tail -n 1)
-	_in=$(echo "$_l" | sed -n 's/.* in \([0-9.]*\) ms (write began at boottime \([0-9.]*\) ms).*/\1 \2/p')
+	_in=$(echo "$_l" | sed -n 's/.* in \([0-9.]*\) ms (write began at boottime \([0-9.]*\) ms[;)].*/\1 \2/p')
 	[ -n "$_in" ] || { echo '?'; return; }
 	echo "$_in" | awk -v d="$2" '{ printf "%.1f", $2 + $1 - d / 1e6 }'
 }
@@ -109,7 +113,13 @@ for v in "$issuep" "$issueq"; do
 	awk -v l="$v" 'BEGIN { exit !(l <= 50) }' || fail "under global pressure the daemon's kill began $v ms after a deadline (> 50 ms): p +$issuep, q +$issueq; kernel kills p +$latep q +$lateq ms"
 done
 kern_note=''
-awk -v a="$donep" -v b="$doneq" 'BEGIN { exit !(a > 50 || b > 50) }' && kern_note=" (OVER 50 ms: the kernel's reclaim and OOM kill inside the memory.max write)"
+if [ "$MODE" = group ]; then
+	what="the cgroup.kill writes returned at p +${donep} q +${doneq} ms; the cgroups seen empty (hogs dead) at p +${latep} q +${lateq} ms"
+	awk -v a="$latep" -v b="$lateq" 'BEGIN { exit !(a > 50 || b > 50) }' && what="$what (OVER 50 ms: exit and freeing under pressure)"
+else
+	awk -v a="$donep" -v b="$doneq" 'BEGIN { exit !(a > 50 || b > 50) }' && kern_note=" (OVER 50 ms: the kernel's reclaim and OOM kill inside the memory.max write)"
+	what="the memory.max writes returned (the kernel's kill done, usage under L) at p +${donep} q +${doneq} ms${kern_note}; the kernel's OOM kills seen by a watcher at p +${latep} q +${lateq} ms"
+fi
 pass "global pressure at the deadlines (filler $fill_mb MiB alive, MemAvailable $a0 -> $fill_avail after the fill, min ${amin} MiB while held${psi_dl:+, PSI full avg10 $psi_dl}; filler $fstate):" \
-	"deadlines $(( (dlq - dlp) / 1000000 )) ms apart; the daemon's kills began p +${issuep} q +${issueq} ms after their deadlines;" \
-	"the memory.max writes returned (the kernel's kill done, usage under L) at p +${donep} q +${doneq} ms${kern_note}; the kernel's OOM kills seen by a watcher at p +${latep} q +${lateq} ms"
+	"kill mode $MODE; deadlines $(( (dlq - dlp) / 1000000 )) ms apart; the daemon's kills began p +${issuep} q +${issueq} ms after their deadlines;" \
+	"$what"
