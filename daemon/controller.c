@@ -266,13 +266,19 @@ static void finish_locked(od_controller *c)
 	}
 }
 
-/* The hold's files of g, opened on first use (the first sample comes well before
- * any deadline); NULL if they cannot be opened (then the callers open per use). */
-static const od_kio_hold_files *hold_files(od_cg *g)
+/* The hold's files of g, opened at its first sample inside a hold (10 ms after the
+ * onset, well before any deadline) and kept until the cgroup goes: closing them at
+ * the hold's end could race with a kill still writing through them. Cgroups never
+ * held (ancestors whose memory.events move with their children's) get none. NULL
+ * when not held or they cannot be opened: the callers then open per use. */
+static const od_kio_hold_files *hold_files(od_controller *c, od_cg *g)
 {
 	od_kio_hold_files *h = g_atomic_pointer_get(&g->hold);
 	if (h)
 		return h;
+	oe_view v;
+	if (!od_controller_view(c, g->id, &v) || !v.in_hold)
+		return NULL;
 	h = g_new(od_kio_hold_files, 1);
 	if (od_kio_hold_open(g->fd, h) < 0) {
 		g_free(h);
@@ -288,7 +294,7 @@ static const od_kio_hold_files *hold_files(od_cg *g)
 static void do_sample(od_controller *c, od_cg *g)
 {
 	oe_reading r;
-	const od_kio_hold_files *h = hold_files(g);
+	const od_kio_hold_files *h = hold_files(c, g);
 	if ((h ? od_kio_hold_read(g->fd, h, &r) : od_kio_read_reading(g->fd, &r)) < 0)
 		return; /* logged; the cgroup may be going away */
 	int depth = GPOINTER_TO_INT(g_private_get(&nesting));

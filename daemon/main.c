@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <locale.h>
 #include <signal.h>
@@ -27,6 +28,7 @@ typedef struct {
 	od_shadowfs *fs;
 	gint released; /* the hand-back ran (once) */
 	int fs_rc;
+	int fuse_nice; /* the niceness the daemon was started with */
 } daemon_ctx;
 
 static void release_once(daemon_ctx *d)
@@ -54,6 +56,11 @@ static gboolean quit_loop(gpointer loop)
 static gpointer fuse_main(gpointer ud)
 {
 	daemon_ctx *d = ud;
+	/* The FUSE workers (made by this thread, inheriting it) serve any client that
+	 * opens the mount: they must not get the kill path's -20 and crowd out the
+	 * workloads. */
+	if (setpriority(PRIO_PROCESS, 0, d->fuse_nice) < 0)
+		g_warning("setpriority(%d) for the FUSE workers: %s", d->fuse_nice, g_strerror(errno));
 	d->fs_rc = od_shadowfs_run(d->fs);
 	/* Unmounted from outside (fusermount -u) or failed: stop the loop too. An
 	 * idle source, not g_main_loop_quit: the loop may not be running yet. */
@@ -142,7 +149,7 @@ int main(int argc, char **argv)
 
 	if (o.protect_min && !o.release_all)
 		protect_self(root_fd, o.protect_min);
-	od_harden(o.nice);
+	int started_nice = od_harden(o.nice);
 
 	od_controller *ctl = od_controller_new(root_fd, &o.cfg);
 	if (!ctl)
@@ -173,7 +180,7 @@ int main(int argc, char **argv)
 	fo.v1_layout = o.v1_layout;
 	fo.debug = o.debug;
 
-	daemon_ctx d = { .ctl = ctl };
+	daemon_ctx d = { .ctl = ctl, .fuse_nice = started_nice };
 	d.loop = g_main_loop_new(NULL, FALSE);
 	/* Signal sources before the mount: a SIGTERM that arrives from now on is
 	 * handled (once the loop runs) instead of killing us with the mount left stale. */

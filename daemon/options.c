@@ -22,10 +22,10 @@ static const char summary[] =
 	"written back to L) or, in group mode, from cgroup.kill.\n"
 	"\n"
 	"The daemon stays in the foreground (systemd Type=simple; logs go to stderr or the\n"
-	"journal). It locks its memory, sets its oom_score_adj to -1000 and its niceness to\n"
-	"-20, and keeps the\n"
-	"state of every managed cgroup in the user.oomdelayfs.state extended attribute of\n"
-	"the real cgroup directory, so a restarted daemon resumes or finishes every hold.\n"
+	"journal). It locks its memory, sets its oom_score_adj to -1000 and the niceness\n"
+	"of its watcher and kill path to -20, and keeps the state of every managed cgroup\n"
+	"in the user.oomdelayfs.state extended attribute of the real cgroup directory, so\n"
+	"a restarted daemon resumes or finishes every hold.\n"
 	"SIGINT/SIGTERM hand every cgroup back to the kernel (real memory.max = L, the\n"
 	"user's memory.high, thawed, state removed) and unmount. SIGHUP is ignored.";
 
@@ -195,10 +195,10 @@ int od_options_parse(od_options *o, int argc, char **argv, GError **err)
 		  "Default: stay in the cgroup it was started in (systemd's MemoryMin= does the same).",
 		  "SIZE" },
 		{ "nice", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)opt_nice,
-		  "Scheduling niceness of the daemon's threads. Default -20: when the deadline "
-		  "comes the kill must not wait for the CPU behind the workloads (under global "
-		  "memory pressure they spend it in reclaim); measured in the VM, the kill then "
-		  "starts a few ms after the deadline.", "N" },
+		  "Scheduling niceness of the watcher and the kill path. Default -20: when the "
+		  "deadline comes the kill must not wait for the CPU behind the workloads (under "
+		  "global memory pressure they spend it in reclaim). The FUSE workers keep the "
+		  "niceness the daemon was started with.", "N" },
 		{ "no-allow-other", 0, 0, G_OPTION_ARG_NONE, &p.no_allow_other,
 		  "Serve only root (no allow_other). By default every user may use the shadow tree "
 		  "and the kernel checks them against the real owners and modes (default_permissions).",

@@ -302,9 +302,13 @@ static void raise_nofile(void)
 	}
 }
 
-void od_harden(int nice)
+int od_harden(int nice)
 {
 	raise_nofile();
+	errno = 0;
+	int was = getpriority(PRIO_PROCESS, 0);
+	if (was == -1 && errno)
+		was = 0;
 	/* Before any thread is made: they inherit it. */
 	if (setpriority(PRIO_PROCESS, 0, nice) < 0)
 		g_warning("setpriority(%d): %s: the kill may wait for the CPU behind the workloads",
@@ -332,6 +336,7 @@ void od_harden(int nice)
 			  g_strerror(errno));
 	if (fd >= 0)
 		close(fd);
+	return was;
 }
 
 static void fuse_logger(enum fuse_log_level level, const char *fmt, va_list ap)

@@ -21,8 +21,9 @@ int od_check_mountpoint(const char *mountpoint, GError **err);
 int od_open_cgroup_root(const char *path, int *root_fd, char **root_path, GError **err);
 
 /* Niceness (every thread made afterwards inherits it), mlockall and oom_score_adj
- * -1000; failures are logged, not fatal. */
-void od_harden(int nice);
+ * -1000; failures are logged, not fatal. Returns the niceness it was started with
+ * (the FUSE thread goes back to it). */
+int od_harden(int nice);
 
 /* Routes libfuse's and libcgroup's messages into glib's structured log. */
 void od_log_bridges(bool debug);
