@@ -46,7 +46,7 @@ typedef struct {
 	int fd;
 	gint ref;
 	int64_t logged_deadline; /* the last hold deadline logged (atomic: actuators share g) */
-	od_kio_hold_files *hold;  /* opened at the first sample, kept until the cgroup goes (atomic) */
+	od_kio_hold_files *hold;  /* opened at its first hold, kept until the cgroup goes (atomic) */
 } od_cg;
 
 typedef struct od_batch {
@@ -266,35 +266,30 @@ static void finish_locked(od_controller *c)
 	}
 }
 
-/* The hold's files of g, opened at its first sample inside a hold (10 ms after the
- * onset, well before any deadline) and kept until the cgroup goes: closing them at
- * the hold's end could race with a kill still writing through them. Cgroups never
- * held (ancestors whose memory.events move with their children's) get none. NULL
- * when not held or they cannot be opened: the callers then open per use. */
-static const od_kio_hold_files *hold_files(od_controller *c, od_cg *g)
+/* Keeps the hold's files of g open from the sample that finds it held (well before
+ * any deadline) until the cgroup goes: closing them at the hold's end could race
+ * with a kill still writing through them. Cgroups never held (ancestors whose
+ * memory.events move with their children's) get none. If they cannot be opened,
+ * the callers open per use. */
+static void keep_hold_files(od_cg *g)
 {
-	od_kio_hold_files *h = g_atomic_pointer_get(&g->hold);
-	if (h)
-		return h;
-	oe_view v;
-	if (!od_controller_view(c, g->id, &v) || !v.in_hold)
-		return NULL;
-	h = g_new(od_kio_hold_files, 1);
+	if (g_atomic_pointer_get(&g->hold))
+		return;
+	od_kio_hold_files *h = g_new(od_kio_hold_files, 1);
 	if (od_kio_hold_open(g->fd, h) < 0) {
 		g_free(h);
-		return NULL;
+		return;
 	}
 	if (!g_atomic_pointer_compare_and_exchange(&g->hold, NULL, h)) { /* another thread won */
 		od_kio_hold_close(h);
 		g_free(h);
 	}
-	return g_atomic_pointer_get(&g->hold);
 }
 
 static void do_sample(od_controller *c, od_cg *g)
 {
 	oe_reading r;
-	const od_kio_hold_files *h = hold_files(c, g);
+	const od_kio_hold_files *h = g_atomic_pointer_get(&g->hold);
 	if ((h ? od_kio_hold_read(g->fd, h, &r) : od_kio_read_reading(g->fd, &r)) < 0)
 		return; /* logged; the cgroup may be going away */
 	int depth = GPOINTER_TO_INT(g_private_get(&nesting));
@@ -305,8 +300,12 @@ static void do_sample(od_controller *c, od_cg *g)
 	g_private_set(&nesting, GINT_TO_POINTER(depth + 1));
 	g_mutex_lock(&c->lock);
 	oe_sample(c->eng, od_now(), g->id, &r, &c->acts);
+	oe_view v;
+	bool held = !h && oe_view_get(c->eng, g->id, &v) && v.in_hold;
 	finish_locked(c);
 	g_private_set(&nesting, GINT_TO_POINTER(depth));
+	if (held)
+		keep_hold_files(g);
 }
 
 /* Operators (and the VM tests, when a short hold has already ended and its state is

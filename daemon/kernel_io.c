@@ -41,18 +41,14 @@ static int open_file(int dirfd, const char *name, int flags)
 	return fd < 0 ? -errno : fd;
 }
 
-/* Reads the whole (small) file into buf, NUL-terminated. Returns the length or -errno. */
-static ssize_t read_small(int dirfd, const char *name, char *buf, size_t size, bool quiet_enoent)
+/* The whole (small) content of an open cgroup file, read from offset 0 (so a kept
+ * descriptor re-reads it), NUL-terminated; one read(2) is one kernfs snapshot, and a
+ * short read is the end. Returns the length or -errno. */
+static ssize_t read_fd(int dirfd, int fd, const char *name, char *buf, size_t size)
 {
-	int fd = open_file(dirfd, name, O_RDONLY);
-	if (fd < 0) {
-		if (!(quiet_enoent && fd == -ENOENT))
-			LOGW(dirfd, "%s: open: %s", name, g_strerror(-fd));
-		return fd;
-	}
 	size_t len = 0;
 	while (len < size - 1) {
-		ssize_t r = read(fd, buf + len, size - 1 - len);
+		ssize_t r = pread(fd, buf + len, size - 1 - len, (off_t)len);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
@@ -60,16 +56,34 @@ static ssize_t read_small(int dirfd, const char *name, char *buf, size_t size, b
 			/* ENODEV: the cgroup went away under us; that is routine. */
 			if (e != ENODEV && e != ENOENT)
 				LOGW(dirfd, "%s: read: %s", name, g_strerror(e));
-			close(fd);
 			return -e;
 		}
-		if (r == 0)
-			break;
+		size_t want = size - 1 - len;
 		len += (size_t)r;
+		if ((size_t)r < want)
+			break;
 	}
-	close(fd);
 	buf[len] = '\0';
 	return (ssize_t)len;
+}
+
+static int open_read(int dirfd, const char *name, bool quiet_enoent)
+{
+	int fd = open_file(dirfd, name, O_RDONLY);
+	if (fd < 0 && !(quiet_enoent && fd == -ENOENT))
+		LOGW(dirfd, "%s: open: %s", name, g_strerror(-fd));
+	return fd;
+}
+
+/* Reads the whole (small) file into buf, NUL-terminated. Returns the length or -errno. */
+static ssize_t read_small(int dirfd, const char *name, char *buf, size_t size, bool quiet_enoent)
+{
+	int fd = open_read(dirfd, name, quiet_enoent);
+	if (fd < 0)
+		return fd;
+	ssize_t n = read_fd(dirfd, fd, name, buf, size);
+	close(fd);
+	return n;
 }
 
 static int parse_u64_token(const char *s, size_t len, uint64_t *out)
@@ -93,19 +107,22 @@ static int parse_u64_token(const char *s, size_t len, uint64_t *out)
 	return 0;
 }
 
-int od_kio_read_u64(int dirfd, const char *name, uint64_t *out)
+/* A one-value file's content ("max" or a number, then a newline). */
+static int u64_content(int dirfd, const char *name, const char *buf, size_t len, uint64_t *out)
 {
-	char buf[64];
-	ssize_t n = read_small(dirfd, name, buf, sizeof buf, true);
-	if (n < 0)
-		return (int)n;
-	size_t len = (size_t)n;
 	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
 		len--;
 	int r = parse_u64_token(buf, len, out);
 	if (r < 0)
 		LOGW(dirfd, "%s: unexpected content \"%.*s\"", name, (int)len, buf);
 	return r;
+}
+
+int od_kio_read_u64(int dirfd, const char *name, uint64_t *out)
+{
+	char buf[64];
+	ssize_t n = read_small(dirfd, name, buf, sizeof buf, true);
+	return n < 0 ? (int)n : u64_content(dirfd, name, buf, (size_t)n, out);
 }
 
 /* One write at offset 0 of an open cgroup file (cgroupfs ignores the offset). */
@@ -158,100 +175,6 @@ int od_kio_write_u64(int dirfd, const char *name, uint64_t v)
 	return od_kio_write_str(dirfd, name, buf);
 }
 
-static void fill_reading(oe_reading *r, const od_kio_events *ev, const od_kio_events *loc)
-{
-	r->ev_high = ev->high;
-	r->ev_max = ev->max;
-	r->ev_oom = ev->oom;
-	r->ev_oom_kill = ev->oom_kill;
-	r->local_oom = loc->oom;
-	r->local_oom_kill = loc->oom_kill;
-}
-
-/* ---- the files of a hold, kept open ---------------------------------------- */
-
-int od_kio_hold_open(int dirfd, od_kio_hold_files *h)
-{
-	h->current = open_file(dirfd, "memory.current", O_RDONLY);
-	h->events = open_file(dirfd, "memory.events", O_RDONLY);
-	h->local = open_file(dirfd, "memory.events.local", O_RDONLY);
-	h->max = open_file(dirfd, "memory.max", O_WRONLY);
-	int e = h->current < 0 ? h->current : h->events < 0 ? h->events : h->local < 0 ? h->local
-		: h->max < 0 ? h->max : 0;
-	if (e) {
-		if (e != -ENOENT)
-			LOGW(dirfd, "open the files of a hold: %s", g_strerror(-e));
-		od_kio_hold_close(h);
-	}
-	return e;
-}
-
-void od_kio_hold_close(od_kio_hold_files *h)
-{
-	int *fds[] = { &h->current, &h->events, &h->local, &h->max };
-	for (size_t i = 0; i < G_N_ELEMENTS(fds); i++) {
-		if (*fds[i] >= 0)
-			close(*fds[i]);
-		*fds[i] = -1;
-	}
-}
-
-/* The whole (small) content of an open file from offset 0; NUL-terminated. */
-static ssize_t pread_small(int dirfd, int fd, const char *name, char *buf, size_t size)
-{
-	size_t len = 0;
-	while (len < size - 1) {
-		ssize_t r = pread(fd, buf + len, size - 1 - len, (off_t)len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			if (e != ENODEV)
-				LOGW(dirfd, "%s: read: %s", name, g_strerror(e));
-			return -e;
-		}
-		len += (size_t)r;
-		if ((size_t)r < size - 1 - (len - (size_t)r))
-			break; /* short: the end (saves regenerating the file at offset len) */
-	}
-	buf[len] = '\0';
-	return (ssize_t)len;
-}
-
-int od_kio_hold_read(int dirfd, const od_kio_hold_files *h, oe_reading *r)
-{
-	char buf[512];
-	od_kio_events ev, loc;
-	memset(r, 0, sizeof *r);
-	ssize_t n = pread_small(dirfd, h->current, "memory.current", buf, sizeof buf);
-	if (n < 0)
-		return (int)n;
-	size_t len = (size_t)n;
-	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
-		len--;
-	if (parse_u64_token(buf, len, &r->current) < 0) {
-		LOGW(dirfd, "memory.current: unexpected content \"%.*s\"", (int)len, buf);
-		return -EINVAL;
-	}
-	if ((n = pread_small(dirfd, h->events, "memory.events", buf, sizeof buf)) < 0)
-		return (int)n;
-	if (od_kio_parse_events(buf, (size_t)n, &ev) < 0)
-		return -EINVAL;
-	if ((n = pread_small(dirfd, h->local, "memory.events.local", buf, sizeof buf)) < 0)
-		return (int)n;
-	if (od_kio_parse_events(buf, (size_t)n, &loc) < 0)
-		return -EINVAL;
-	fill_reading(r, &ev, &loc);
-	return 0;
-}
-
-int od_kio_hold_write_max(int dirfd, const od_kio_hold_files *h, uint64_t v)
-{
-	char buf[32];
-	format_u64(buf, v);
-	return write_fd(dirfd, h->max, "memory.max", buf);
-}
-
 int od_kio_parse_events(const char *buf, size_t len, od_kio_events *ev)
 {
 	memset(ev, 0, sizeof *ev);
@@ -289,31 +212,69 @@ int od_kio_parse_events(const char *buf, size_t len, od_kio_events *ev)
 	return 0;
 }
 
-int od_kio_read_events(int dirfd, const char *name, od_kio_events *ev)
+static int events_content(int dirfd, const char *name, const char *buf, size_t len,
+			  od_kio_events *ev)
 {
-	char buf[512];
-	ssize_t n = read_small(dirfd, name, buf, sizeof buf, false);
-	if (n < 0)
-		return (int)n;
-	int r = od_kio_parse_events(buf, (size_t)n, ev);
+	int r = od_kio_parse_events(buf, len, ev);
 	if (r < 0)
 		LOGW(dirfd, "%s: unexpected content", name);
 	return r;
 }
 
-int od_kio_read_reading(int dirfd, oe_reading *r)
+int od_kio_read_events(int dirfd, const char *name, od_kio_events *ev)
 {
+	char buf[512];
+	ssize_t n = read_small(dirfd, name, buf, sizeof buf, false);
+	return n < 0 ? (int)n : events_content(dirfd, name, buf, (size_t)n, ev);
+}
+
+/* ---- a reading: memory.current, memory.events, memory.events.local ------- */
+
+static const char *const reading_files[3] = { "memory.current", "memory.events",
+					       "memory.events.local" };
+
+/* The reading from open descriptors of reading_files, in that order. */
+static int reading_from(int dirfd, const int fd[3], oe_reading *r)
+{
+	char buf[512];
 	od_kio_events ev, loc;
+	ssize_t n;
 	int e;
 	memset(r, 0, sizeof *r);
-	if ((e = od_kio_read_u64(dirfd, "memory.current", &r->current)) < 0)
+	if ((n = read_fd(dirfd, fd[0], reading_files[0], buf, sizeof buf)) < 0)
+		return (int)n;
+	if ((e = u64_content(dirfd, reading_files[0], buf, (size_t)n, &r->current)) < 0)
 		return e;
-	if ((e = od_kio_read_events(dirfd, "memory.events", &ev)) < 0)
+	if ((n = read_fd(dirfd, fd[1], reading_files[1], buf, sizeof buf)) < 0)
+		return (int)n;
+	if ((e = events_content(dirfd, reading_files[1], buf, (size_t)n, &ev)) < 0)
 		return e;
-	if ((e = od_kio_read_events(dirfd, "memory.events.local", &loc)) < 0)
+	if ((n = read_fd(dirfd, fd[2], reading_files[2], buf, sizeof buf)) < 0)
+		return (int)n;
+	if ((e = events_content(dirfd, reading_files[2], buf, (size_t)n, &loc)) < 0)
 		return e;
-	fill_reading(r, &ev, &loc);
+	r->ev_high = ev.high;
+	r->ev_max = ev.max;
+	r->ev_oom = ev.oom;
+	r->ev_oom_kill = ev.oom_kill;
+	r->local_oom = loc.oom;
+	r->local_oom_kill = loc.oom_kill;
 	return 0;
+}
+
+int od_kio_read_reading(int dirfd, oe_reading *r)
+{
+	int fd[3], e = 0;
+	size_t opened = 0;
+	for (; opened < 3 && !e; opened++)
+		if ((fd[opened] = open_read(dirfd, reading_files[opened], opened == 0)) < 0)
+			e = fd[opened];
+	if (!e)
+		e = reading_from(dirfd, fd, r);
+	for (size_t i = 0; i < opened; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	return e;
 }
 
 int od_kio_count_procs(int dirfd, uint64_t *n)
@@ -343,4 +304,47 @@ int od_kio_count_procs(int dirfd, uint64_t *n)
 	close(fd);
 	*n = count;
 	return 0;
+}
+
+/* ---- the files of a hold, kept open ---------------------------------------- */
+
+int od_kio_hold_open(int dirfd, od_kio_hold_files *h)
+{
+	int e = 0;
+	h->max = -1;
+	for (size_t i = 0; i < 3; i++)
+		h->reading[i] = -1;
+	for (size_t i = 0; i < 3 && !e; i++)
+		if ((h->reading[i] = open_file(dirfd, reading_files[i], O_RDONLY)) < 0)
+			e = h->reading[i];
+	if (!e && (h->max = open_file(dirfd, "memory.max", O_WRONLY)) < 0)
+		e = h->max;
+	if (e) {
+		if (e != -ENOENT)
+			LOGW(dirfd, "open the files of a hold: %s", g_strerror(-e));
+		od_kio_hold_close(h);
+	}
+	return e;
+}
+
+void od_kio_hold_close(od_kio_hold_files *h)
+{
+	int *fds[] = { &h->reading[0], &h->reading[1], &h->reading[2], &h->max };
+	for (size_t i = 0; i < G_N_ELEMENTS(fds); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+int od_kio_hold_read(int dirfd, const od_kio_hold_files *h, oe_reading *r)
+{
+	return reading_from(dirfd, h->reading, r);
+}
+
+int od_kio_hold_write_max(int dirfd, const od_kio_hold_files *h, uint64_t v)
+{
+	char buf[32];
+	format_u64(buf, v);
+	return write_fd(dirfd, h->max, "memory.max", buf);
 }

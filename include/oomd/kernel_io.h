@@ -36,9 +36,9 @@ int od_kio_read_reading(int dirfd, oe_reading *r);
  * reclaim just when the kill is due. Reads are preads at offset 0. hold_open
  * returns 0 or -errno and leaves every fd -1 on failure. */
 typedef struct {
-	int current, events, local, max;
+	int reading[3]; /* memory.current, memory.events, memory.events.local */
+	int max;        /* memory.max, for writing */
 } od_kio_hold_files;
-#define OD_KIO_HOLD_FILES_NONE { -1, -1, -1, -1 }
 int od_kio_hold_open(int dirfd, od_kio_hold_files *h);
 void od_kio_hold_close(od_kio_hold_files *h);
 int od_kio_hold_read(int dirfd, const od_kio_hold_files *h, oe_reading *r);

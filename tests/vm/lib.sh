@@ -194,3 +194,11 @@ deadline_ms() {
 	_d=$(_deadline_of "$1")
 	echo $((_d / 1000000))
 }
+# kill_times CG DEADLINE_NS: "<began> <returned>", when the daemon's kill write for CG (memory.max
+# or cgroup.kill) began and returned, minus the deadline, in ms (from its log line)
+kill_times() {
+	_kt=$(grep -F "$1: delay over" /tmp/oomdelayfs.log | tail -n 1 |
+		sed -n 's/.* in \([0-9.]*\) ms (write began at boottime \([0-9.]*\) ms[;)].*/\1 \2/p')
+	[ -n "$_kt" ] || fail "no kill logged by the daemon for $1"
+	echo "$_kt" | awk -v d="$2" '{ printf "%.1f %.1f", $2 - d / 1e6, $2 + $1 - d / 1e6 }'
+}

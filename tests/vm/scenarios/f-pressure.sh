@@ -99,22 +99,9 @@ wait_for 10000 dead "$HP" || fail "p: hog alive 10 s after the kill"
 wait_for 10000 dead "$HQ" || fail "q: hog alive 10 s after the kill"
 alive "$FP" && fstate="alive after the kills (holding $fill_mb MiB)" || fstate="killed by the global OOM killer after the deadlines"
 kill "$FP" 2>/dev/null; wait "$FP" 2>/dev/null
-issue_of() { # issue_of CG DEADLINE_NS: the daemon's kill write start minus the deadline, ms
-	_wb=$(sed -n "s|.*$1: delay over.*write began at boottime \([0-9.]*\) ms.*|\1|p" /tmp/oomdelayfs.log | tail -n 1)
-	[ -n "$_wb" ] || fail "no kill logged by the daemon for $1"
-	awk -v w="$_wb" -v d="$2" 'BEGIN { printf "%.1f", w - d / 1e6 }'
-}
-done_of() { # done_of CG DEADLINE_NS: when the daemon's memory.max write returned (the kernel's
-	# OOM killer has acted and usage fits under L), minus the deadline, ms
-	_l=$(grep "$1: delay over" /tmp/oomdelayfs.log | tail -n 1)
-	_in=$(echo "$_l" | sed -n 's/.* in \([0-9.]*\) ms (write began at boottime \([0-9.]*\) ms[;)].*/\1 \2/p')
-	[ -n "$_in" ] || { echo '?'; return; }
-	echo "$_in" | awk -v d="$2" '{ printf "%.1f", $2 + $1 - d / 1e6 }'
-}
-issuep=$(issue_of "$P" "$dlp")
-issueq=$(issue_of "$Q" "$dlq")
-donep=$(done_of "$P" "$dlp")
-doneq=$(done_of "$Q" "$dlq")
+# the daemon's kill writes: when each began and returned (the kernel's kill done), ms after the deadline
+kp=$(kill_times "$P" "$dlp") kq=$(kill_times "$Q" "$dlq")
+issuep=${kp% *} donep=${kp#* } issueq=${kq% *} doneq=${kq#* }
 alive "$DAEMON_PID" || fail "the daemon died under global pressure"
 grep -E "delay over|late|protect|oomdelayfs.daemon" /tmp/oomdelayfs.log
 stop_daemon

@@ -58,9 +58,7 @@ read -r late_a ka0 ka1 _ </tmp/kw.a
 wait_for 5000 dead "$HA" || fail "(a) hog alive 5 s after the kill"
 grep -q "adopted persisted state (a hold was running)" /tmp/oomdelayfs.log || fail "(a) the restarted daemon did not adopt the hold"
 # the daemon's kill: when its memory.max = L write began (its log, CLOCK_BOOTTIME ms)
-wb=$(sed -n "s|.*$cg: delay over.*write began at boottime \([0-9.]*\) ms.*|\1|p" /tmp/oomdelayfs.log | tail -n 1)
-[ -n "$wb" ] || fail "(a) no kill logged by the daemon for $cg"
-issue_a=$(awk -v w="$wb" -v d="$dl" 'BEGIN { printf "%.1f", w - d / 1e6 }')
+ka=$(kill_times "$cg" "$dl"); issue_a=${ka% *}
 awk -v l="$late_a" 'BEGIN { exit !(l >= 0) }' || fail "(a) the kernel killed $late_a ms relative to the deadline: BEFORE it"
 awk -v l="$issue_a" 'BEGIN { exit !(l >= 0) }' || fail "(a) the daemon's kill began $issue_a ms relative to the deadline: BEFORE it"
 awk -v l="$issue_a" 'BEGIN { exit !(l <= 50) }' || fail "(a) the daemon's kill began $issue_a ms after the original deadline (> 50 ms)"
