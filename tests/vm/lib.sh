@@ -124,6 +124,22 @@ start_daemon() {
 	fi
 	log "oomdelayfs (pid $DAEMON_PID) mounted $SHADOW in ${WAITED_MS} ms"
 }
+# kill_daemon: SIGKILL the daemon (a crash: no clean-up, the mount goes stale) and reap it
+kill_daemon() {
+	kill -KILL "$DAEMON_PID"
+	wait_for 5000 dead "$DAEMON_PID" || fail "daemon alive 5 s after SIGKILL"
+	wait "$DAEMON_PID" 2>/dev/null
+}
+# restart_daemon [ARGS...]: start the daemon again on $SHADOW (over the stale mount a
+# kill_daemon left) and wait (15 s) for its "serving" log line
+_served() { [ "$(grep -c 'serving ' /tmp/oomdelayfs.log)" -gt "$1" ]; }
+restart_daemon() {
+	_n0=$(grep -c 'serving ' /tmp/oomdelayfs.log)
+	# shellcheck disable=SC2086
+	/bin/oomdelayfs $OOMD_DAEMON_ARGS "$@" "$SHADOW" >>/tmp/oomdelayfs.log 2>&1 &
+	DAEMON_PID=$!
+	wait_for 15000 _served "$_n0" || fail "the restarted daemon did not serve $SHADOW within 15 s"
+}
 # _mounted MP: a FUSE file system is mounted on MP (only FUSE: the shadow may be mounted over
 # /sys/fs/cgroup, where the real cgroup2 mount must never count, nor be unmounted)
 _mounted() { awk -v m="$1" '$2 == m && $3 ~ /^fuse/ {f = 1} END {exit !f}' /proc/mounts; }
@@ -189,9 +205,12 @@ _deadline_of() {
 	echo "$_x"
 }
 _has_deadline() { [ -n "$(_deadline_of "$1")" ]; }
-deadline_ms() {
+deadline_ns() {
 	wait_for 3000 _has_deadline "$1" || fail "no deadline for $1 within 3 s (neither its persisted state nor the daemon's log)"
-	_d=$(_deadline_of "$1")
+	_deadline_of "$1"
+}
+deadline_ms() {
+	_d=$(deadline_ns "$1")
 	echo $((_d / 1000000))
 }
 # kill_times CG DEADLINE_NS: "<began> <returned>", when the daemon's kill write for CG (memory.max

@@ -16,11 +16,6 @@
 . /oomd/lib.sh
 command -v pressure >/dev/null || skip "tests/vm/progs/pressure is not built"
 uoom() { grep -q '^under_oom 1' "$1/memory.oom_control"; }
-deadline_ns() {
-	_d=$(odt xattr get "$1" user.oomdelayfs.state | sed -n 's/.*deadline=\([0-9]*\).*/\1/p')
-	[ -n "$_d" ] || fail "no deadline in the persisted state of $1"
-	echo "$_d"
-}
 avail() { awk '/^MemAvailable/ {print int($2 / 1024)}' /proc/meminfo; }
 L=$((32 * MiB))
 MODE=${OOMD_FP_MODE:-kernel}

@@ -9,7 +9,6 @@
 command -v pressure >/dev/null || skip "tests/vm/progs/pressure is not built"
 N=1000
 L=$((16 * MiB))
-_served() { [ "$(grep -c 'serving ' /tmp/oomdelayfs.log)" -gt "$1" ]; }
 start_daemon /shadow
 p=$(mkcg m); sp=/shadow${p#$CGROOT}
 setknob "$p" cgroup.subtree_control +memory

@@ -8,24 +8,6 @@
 command -v pressure >/dev/null || skip "tests/vm/progs/pressure is not built"
 uoom() { grep -q '^under_oom 1' "$1/memory.oom_control"; }
 thawed() { grep -q '^frozen 0' "$1/cgroup.events"; }
-_served() { [ "$(grep -c 'serving ' /tmp/oomdelayfs.log)" -gt "$1" ]; }
-restart_daemon() {
-	_n0=$(grep -c 'serving ' /tmp/oomdelayfs.log)
-	# shellcheck disable=SC2086
-	/bin/oomdelayfs $OOMD_DAEMON_ARGS "$@" "$SHADOW" >>/tmp/oomdelayfs.log 2>&1 &
-	DAEMON_PID=$!
-	wait_for 15000 _served "$_n0" || fail "the restarted daemon did not serve $SHADOW within 15 s"
-}
-kill_daemon() {
-	kill -KILL "$DAEMON_PID"
-	wait_for 5000 dead "$DAEMON_PID" || fail "daemon alive 5 s after SIGKILL"
-	wait "$DAEMON_PID" 2>/dev/null
-}
-deadline_ns() {
-	_d=$(odt xattr get "$1" user.oomdelayfs.state | sed -n 's/.*deadline=\([0-9]*\).*/\1/p')
-	[ -n "$_d" ] || fail "no deadline in the persisted state of $1"
-	echo "$_d"
-}
 L=$((32 * MiB))
 start_daemon /shadow --freeze-margin 1M
 cg=$(mkcg z); s=/shadow${cg#$CGROOT}
@@ -38,6 +20,8 @@ wait_for 7000 frozen "$cg" || fail "the held cgroup was not frozen within 7 s (f
 odt xattr get "$cg" user.oomdelayfs.state | grep -q 'frozen=1' || fail "persisted state does not say frozen: $(odt xattr get "$cg" user.oomdelayfs.state)"
 dl=$(deadline_ns "$cg")
 kill_daemon
+left=$(( dl / 1000000 - $(pressure now | cut -d. -f1) ))
+[ "$left" -gt 0 ] || fail "set-up too slow: the daemon was SIGKILLed $((-left)) ms after the deadline"
 pressure killwatch "$cg" "$dl" --timeout 30000 >/tmp/kw.z 2>&1 &
 KW=$!
 odt sleep $(( dl / 1000000 - $(pressure now | cut -d. -f1) + 1000 ))
@@ -54,5 +38,5 @@ wait_for 5000 dead "$HOG_PID" || fail "hog alive 5 s after the kill"
 [ "$(cat "$s/memory.oom_delay_millisecs")" = 0 ] || fail "T not 0 after the hold"
 odt xattr get "$cg" user.oomdelayfs.state >/dev/null 2>&1 && fail "state still persisted after the hold ended: $(odt xattr get "$cg" user.oomdelayfs.state)"
 stop_daemon
-pass "frozen cgroup, SIGKILL, deadline passed while dead: killed $(awk -v a="$tk" -v b="$tr" 'BEGIN{printf "%.1f", a-b}') ms" \
+pass "frozen cgroup, SIGKILL ${left} ms before the deadline, which passed while dead: killed $(awk -v a="$tk" -v b="$tr" 'BEGIN{printf "%.1f", a-b}') ms" \
 	"after the restart began, thaw seen by +$(awk -v a="$tt" -v b="$tr" 'BEGIN{printf "%.1f", a-b}') ms; memory.max = L, state removed"

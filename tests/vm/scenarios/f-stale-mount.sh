@@ -6,7 +6,6 @@
 # Figures: time for the blocked clients to fail after the SIGKILL, restart time.
 # timeout: 90
 . /oomd/lib.sh
-_served() { [ "$(grep -c 'serving ' /tmp/oomdelayfs.log)" -gt "$1" ]; }
 start_daemon /shadow
 cg=$(mkcg s); s=/shadow${cg#$CGROOT}
 setknob "$s" memory.max $((32 * MiB))
