@@ -377,6 +377,11 @@ static void freeze_if_escaping(oe_engine *e, node *n, const oe_reading *r, oe_ac
 /* rule 5: has the OOM condition of a held cgroup really gone? */
 static bool recovered(node *n, int64_t now, const oe_reading *r, bool pressed)
 {
+	/* Every task exited, was killed or was moved out: nobody is held any more. Usage
+	 * may stay over L (cgroup v2 leaves a moved task's charges behind), so it alone
+	 * would keep the hold, and the cgroup's listeners waiting, until the deadline. */
+	if (r->no_tasks)
+		return true;
 	if (r->current > n->limit || pressed) {
 		n->calm_since = OE_NO_DEADLINE;
 		return false;
@@ -396,6 +401,10 @@ static void decide_held(oe_engine *e, node *n, int64_t now, const oe_reading *r,
 			oe_actions *out)
 {
 	if (recovered(n, now, r, pressed)) {
+		/* Left-over charges over L: the hand-back's memory.max = L write makes the
+		 * kernel count an OOM that finds no task; that one is ours, not news. */
+		if (r->current > n->limit)
+			n->quiet_until = now + QUIET_AFTER_KILL_NS;
 		end_hold(e, n, out); /* held tasks run on */
 		return;
 	}
@@ -686,7 +695,8 @@ void oe_sample(oe_engine *e, int64_t now, uint64_t id, const oe_reading *r, oe_a
 	if (!n || n->is_root || e->released || older_than_last(n, r))
 		return;
 	check_promise(n, r, now, out);
-	bool onset = !n->in_hold && managed(n) && r->current > n->limit;
+	/* Charges left over L by tasks gone or moved out hold nobody: no onset. */
+	bool onset = !n->in_hold && managed(n) && r->current > n->limit && !r->no_tasks;
 	/* An onset notifies on its own: the kernel's count of the same OOM must not add a second. */
 	if (!onset)
 		notify_native_oom(e, n, r, now, out);

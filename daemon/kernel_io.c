@@ -178,6 +178,7 @@ int od_kio_write_u64(int dirfd, const char *name, uint64_t v)
 int od_kio_parse_events(const char *buf, size_t len, od_kio_events *ev)
 {
 	memset(ev, 0, sizeof *ev);
+	ev->populated = UINT64_MAX;
 	size_t i = 0;
 	while (i < len) {
 		size_t eol = i;
@@ -206,6 +207,7 @@ int od_kio_parse_events(const char *buf, size_t len, od_kio_events *ev)
 		KEY("oom", oom)
 		KEY("oom_kill", oom_kill)
 		KEY("oom_group_kill", oom_group_kill)
+		KEY("populated", populated)
 #undef KEY
 		i = eol + 1;
 	}
@@ -228,16 +230,18 @@ int od_kio_read_events(int dirfd, const char *name, od_kio_events *ev)
 	return n < 0 ? (int)n : events_content(dirfd, name, buf, (size_t)n, ev);
 }
 
-/* ---- a reading: memory.current, memory.events, memory.events.local ------- */
+/* ---- a reading: memory.current, memory.events(.local), cgroup.events ----- */
 
-static const char *const reading_files[3] = { "memory.current", "memory.events",
-					       "memory.events.local" };
+#define NREADING 4
+G_STATIC_ASSERT(G_N_ELEMENTS(((od_kio_hold_files *)0)->reading) == NREADING);
+static const char *const reading_files[NREADING] = { "memory.current", "memory.events",
+						      "memory.events.local", "cgroup.events" };
 
 /* The reading from open descriptors of reading_files, in that order. */
-static int reading_from(int dirfd, const int fd[3], oe_reading *r)
+static int reading_from(int dirfd, const int fd[NREADING], oe_reading *r)
 {
 	char buf[512];
-	od_kio_events ev, loc;
+	od_kio_events ev, loc, cev;
 	ssize_t n;
 	int e;
 	memset(r, 0, sizeof *r);
@@ -253,20 +257,25 @@ static int reading_from(int dirfd, const int fd[3], oe_reading *r)
 		return (int)n;
 	if ((e = events_content(dirfd, reading_files[2], buf, (size_t)n, &loc)) < 0)
 		return e;
+	if ((n = read_fd(dirfd, fd[3], reading_files[3], buf, sizeof buf)) < 0)
+		return (int)n;
+	if ((e = events_content(dirfd, reading_files[3], buf, (size_t)n, &cev)) < 0)
+		return e;
 	r->ev_high = ev.high;
 	r->ev_max = ev.max;
 	r->ev_oom = ev.oom;
 	r->ev_oom_kill = ev.oom_kill;
 	r->local_oom = loc.oom;
 	r->local_oom_kill = loc.oom_kill;
+	r->no_tasks = cev.populated == 0; /* an unreadable key never ends a hold */
 	return 0;
 }
 
 int od_kio_read_reading(int dirfd, oe_reading *r)
 {
-	int fd[3], e = 0;
+	int fd[NREADING], e = 0;
 	size_t opened = 0;
-	for (; opened < 3 && !e; opened++)
+	for (; opened < NREADING && !e; opened++)
 		if ((fd[opened] = open_read(dirfd, reading_files[opened], opened == 0)) < 0)
 			e = fd[opened];
 	if (!e)
@@ -312,9 +321,9 @@ int od_kio_hold_open(int dirfd, od_kio_hold_files *h)
 {
 	int e = 0;
 	h->max = -1;
-	for (size_t i = 0; i < 3; i++)
+	for (size_t i = 0; i < NREADING; i++)
 		h->reading[i] = -1;
-	for (size_t i = 0; i < 3 && !e; i++)
+	for (size_t i = 0; i < NREADING && !e; i++)
 		if ((h->reading[i] = open_file(dirfd, reading_files[i], O_RDONLY)) < 0)
 			e = h->reading[i];
 	if (!e && (h->max = open_file(dirfd, "memory.max", O_WRONLY)) < 0)
@@ -329,7 +338,7 @@ int od_kio_hold_open(int dirfd, od_kio_hold_files *h)
 
 void od_kio_hold_close(od_kio_hold_files *h)
 {
-	int *fds[] = { &h->reading[0], &h->reading[1], &h->reading[2], &h->max };
+	int *fds[] = { &h->reading[0], &h->reading[1], &h->reading[2], &h->reading[3], &h->max };
 	for (size_t i = 0; i < G_N_ELEMENTS(fds); i++) {
 		if (*fds[i] >= 0)
 			close(*fds[i]);

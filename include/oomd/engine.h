@@ -53,6 +53,7 @@ typedef struct {
 	uint64_t ev_oom_kill;    /* memory.events oom_kill (hierarchical) */
 	uint64_t local_oom;      /* memory.events.local oom: OOMs at this cgroup's own limit */
 	uint64_t local_oom_kill; /* memory.events.local oom_kill */
+	bool no_tasks;           /* cgroup.events populated 0: no task in it or below */
 } oe_reading;
 
 typedef enum {

@@ -24,10 +24,11 @@ int od_kio_write_str(int dirfd, const char *name, const char *s);
  * Unknown keys are skipped; missing keys read as 0. */
 typedef struct {
 	uint64_t low, high, max, oom, oom_kill, oom_group_kill;
+	uint64_t populated; /* cgroup.events' key; UINT64_MAX when the content has none */
 } od_kio_events;
 int od_kio_read_events(int dirfd, const char *name, od_kio_events *ev);
 
-/* memory.current + memory.events + memory.events.local in one oe_reading. */
+/* memory.current + memory.events + memory.events.local + cgroup.events in one oe_reading. */
 int od_kio_read_reading(int dirfd, oe_reading *r);
 
 /* The files a held cgroup is sampled through and killed by, opened once and kept:
@@ -36,7 +37,7 @@ int od_kio_read_reading(int dirfd, oe_reading *r);
  * reclaim just when the kill is due. Reads are preads at offset 0. hold_open
  * returns 0 or -errno and leaves every fd -1 on failure. */
 typedef struct {
-	int reading[3]; /* memory.current, memory.events, memory.events.local */
+	int reading[4]; /* memory.current, memory.events, memory.events.local, cgroup.events */
 	int max;        /* memory.max, for writing */
 } od_kio_hold_files;
 int od_kio_hold_open(int dirfd, od_kio_hold_files *h);
@@ -47,7 +48,7 @@ int od_kio_hold_write_max(int dirfd, const od_kio_hold_files *h, uint64_t v);
 /* Number of processes in cgroup.procs (this cgroup only, as the kernel lists it). */
 int od_kio_count_procs(int dirfd, uint64_t *n);
 
-/* Parses "key value\n" lines (the memory.events format). Pure; exposed for tests.
+/* Parses "key value\n" lines (the memory.events and cgroup.events format). Pure; exposed for tests.
  * Returns 0 or -EINVAL on a malformed line. */
 int od_kio_parse_events(const char *buf, size_t len, od_kio_events *ev);
 

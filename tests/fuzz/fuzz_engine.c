@@ -54,7 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 5: oe_write_high(e, now, id, mem_value(arg), &out); break;
 		case 6: {
 			oe_reading r = { .current = (arg % 128) << 20, .local_oom = arg >> 28,
-					 .local_oom_kill = arg >> 30, .ev_oom_kill = arg >> 30 };
+					 .local_oom_kill = arg >> 30, .ev_oom_kill = arg >> 30,
+					 .no_tasks = (arg & 0x80) != 0 };
 			oe_sample(e, now, id, &r, &out);
 			break;
 		}

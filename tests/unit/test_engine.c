@@ -257,6 +257,23 @@ Test(rule2, onset_starts_hold_and_consumes_T)
 	NOT(OE_ACT_SET_MAX, A);
 }
 
+Test(rule2, charges_over_L_without_tasks_start_no_hold)
+{
+	cr_assert_eq(wdelay(A, 1000), 0);
+	clr();
+	oe_reading r = {.current = LA + MiB, .no_tasks = true};
+	sample_r(A, &r);
+	cr_assert_not(view(A).in_hold, "left-over charges with no task started a hold: %s", dump());
+	cr_assert_eq(view(A).delay_ms, 1000, "T spent on a hold of nobody");
+	NONE_OF(OE_ACT_NOTIFY);
+	/* a task that comes and pushes is held */
+	advance_ms(50);
+	r.no_tasks = false;
+	r.ev_high = 1;
+	sample_r(A, &r);
+	cr_assert(view(A).in_hold);
+}
+
 Test(rule2, onset_notifies_and_wakes_pollers)
 {
 	hold_A(1000);
@@ -642,6 +659,64 @@ Test(rule5, usage_back_under_L_ends_hold)
 	clr();
 	tick();
 	NONE_OF(OE_ACT_KILL_KERNEL);
+}
+
+Test(rule5, every_task_moved_out_ends_hold_though_charges_stay_over_L)
+{
+	/* cgroup v2 leaves a moved task's charges behind: usage stays over L with nobody
+	 * left to hold. The hold must end then, not at its deadline. */
+	int64_t t0 = hold_A(60000);
+	now_ns = t0 + MS(300);
+	clr();
+	oe_reading r = {.current = LA + 2 * MiB, .no_tasks = true};
+	sample_r(A, &r);
+	cr_assert_not(view(A).in_hold, "a cgroup with no task kept its hold: %s", dump());
+	cr_assert_not(view(A).under_oom);
+	cr_assert_not(view(C).under_oom);
+	HAS(OE_ACT_CHANGED, A);
+	NONE_OF(OE_ACT_KILL_KERNEL);
+	NONE_OF(OE_ACT_KILL_GROUP);
+	/* T was consumed: handed back to the kernel */
+	LASTV(OE_ACT_SET_MAX, A, LA);
+	cr_assert_eq(oe_next_wakeup(E), OE_NO_DEADLINE);
+	now_ns = t0 + MS(60000);
+	clr();
+	tick();
+	NONE_OF(OE_ACT_KILL_KERNEL);
+}
+
+Test(rule5, own_hand_back_over_left_over_charges_is_not_a_native_oom)
+{
+	/* The memory.max = L write over left-over charges makes the kernel count an OOM
+	 * that finds no task: not an OOM to tell the listeners about. */
+	int64_t t0 = hold_A(60000);
+	now_ns = t0 + MS(300);
+	oe_reading r = {.current = LA + 2 * MiB, .no_tasks = true};
+	sample_r(A, &r);
+	cr_assert_not(view(A).in_hold);
+	now_ns = t0 + MS(400);
+	clr();
+	r.local_oom = 1;
+	r.ev_oom = 1;
+	sample_r(A, &r);
+	NONE_OF(OE_ACT_NOTIFY);
+	/* later a real native OOM (a new task over L) is news again */
+	now_ns = t0 + MS(5000);
+	clr();
+	r.local_oom = 2;
+	r.ev_oom = 2;
+	r.no_tasks = false;
+	sample_r(A, &r);
+	HAS(OE_ACT_NOTIFY, A);
+}
+
+Test(rule5, some_tasks_left_keep_the_hold)
+{
+	int64_t t0 = hold_A(60000);
+	now_ns = t0 + MS(300);
+	oe_reading r = {.current = LA + 2 * MiB, .no_tasks = false};
+	sample_r(A, &r);
+	cr_assert(view(A).in_hold, "a populated cgroup over L lost its hold");
 }
 
 Test(rule5, dip_under_L_while_still_throttled_keeps_the_hold)
