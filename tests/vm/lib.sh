@@ -193,6 +193,22 @@ held_until() {
 		usleep 20000
 	done
 }
+# kill_watch CG: from now on a memory-locked inotify watcher (pressure killwatch) notes when
+# CG's real oom_kill first moves. Start it before the hog: unlike a polling shell, which a
+# loaded VM can leave behind the deadline, it cannot miss a kill that comes early.
+kill_watch() {
+	command -v pressure >/dev/null || fail "tests/vm/progs/pressure is not built"
+	pressure killwatch "$1" 0 --timeout 120000 >"/tmp/kw.$(basename "$1")" 2>&1 &
+}
+# kill_late CG DEADLINE_MS: ms from the deadline to the first OOM kill kill_watch saw (CLOCK_BOOTTIME
+# = now_ms's clock in the VM); fails if it came before the deadline (rule 9) or never came
+kill_late() {
+	_kw=/tmp/kw.$(basename "$1")
+	wait_for 10000 test -s "$_kw" || fail "the kill watcher of $1 saw no OOM kill within 10 s"
+	_kl=$(awk -v d="$2" '{ printf "%.1f", $4 - d }' "$_kw")
+	awk -v l="$_kl" 'BEGIN { exit !(l >= 0) }' || fail "the kernel's oom_kill of $1 moved $_kl ms relative to the deadline: BEFORE it (rule 9): $(cat "$_kw")"
+	echo "$_kl"
+}
 # deadline_ms CG: the hold's deadline from the daemon's persisted state (CLOCK_BOOTTIME =
 # CLOCK_MONOTONIC in the VM, which never suspends). under_oom reads 1 as soon as the engine
 # decided; the state is written an instant later by the action that follows, so wait for it.

@@ -2,7 +2,7 @@
 # kernel: real memory.max = L, real memory.high = the user's, thawed, the state xattr removed,
 # the shadow unmounted; after that the kernel alone kills at L at once. Then the same after a
 # SIGKILL of the daemon, by `oomdelayfs --release-all`.
-# Cgroups: i (T = 5 s, idle), h (T = 60 s, held, frozen with --freeze-margin 1M),
+# Cgroups: i (T = 30 s, idle), h (T = 60 s, held, frozen with --freeze-margin 1M),
 # d (oom_kill_disable 1, held). Figures: stop time, release-all time, kill times at L after.
 # timeout: 150
 . /oomd/lib.sh
@@ -16,7 +16,7 @@ setup() { # setup ROUND: the three cgroups, a hog held in h and d
 		setknob "$s" memory.max "$L"
 		setknob "$s" memory.high "$H"
 	done
-	setknob "/shadow${OOMD_CG#$CGROOT}/$1i" memory.oom_delay_millisecs 5000
+	setknob "/shadow${OOMD_CG#$CGROOT}/$1i" memory.oom_delay_millisecs 30000
 	setknob "/shadow${OOMD_CG#$CGROOT}/$1h" memory.oom_delay_millisecs 60000
 	setknob "/shadow${OOMD_CG#$CGROOT}/$1d" memory.oom_control 1
 	start_hog "$OOMD_CG/$1h" 200; HH=$HOG_PID
@@ -45,10 +45,10 @@ check_back() { # check_back ROUND WHAT: every cgroup handed back; held hogs kill
 	k0=$(evkey "$OOMD_CG/$1i" oom_kill)
 	t0=$(now_ms)
 	start_hog "$OOMD_CG/$1i" 200
-	wait_for 10000 dead "$HOG_PID" || fail "$2: a hog in $1i (T was 5 s) not killed within 10 s of the hand-back"
+	# T was 30 s: a kill within 10 s, however slow the VM, means no delay applied any more
+	wait_for 10000 dead "$HOG_PID" || fail "$2: a hog in $1i (T was 30 s) not killed within 10 s of the hand-back (a delay still applied?)"
 	KT=$(($(now_ms) - t0))
 	[ "$(evkey "$OOMD_CG/$1i" oom_kill)" -gt "$k0" ] || fail "$2: hog in $1i died without an OOM kill"
-	[ "$KT" -lt 4000 ] || fail "$2: the kernel took $KT ms to kill at L (a delay still applied?)"
 }
 
 # ---- SIGTERM ----

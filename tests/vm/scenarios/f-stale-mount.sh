@@ -12,7 +12,10 @@ setknob "$s" memory.max $((32 * MiB))
 # a poll()er on memory.oom_control (blocked in poll until the daemon dies)
 odt waitev "$s/memory.oom_control" under_oom --mode poll --timeout 30000 >/tmp/poll.out 2>&1 &
 PP=$!
-usleep 500000
+# it must be IN poll() when the daemon dies (not still opening or reading), or this part
+# proves nothing about poll: x86_64 syscall numbers 7 (poll) and 271 (ppoll)
+in_poll() { read -r _nr _ <"/proc/$PP/syscall" && { [ "$_nr" = 7 ] || [ "$_nr" = 271 ]; }; }
+wait_for 10000 in_poll || fail "the poll()er is not blocked in poll() after 10 s (syscall: $(cat "/proc/$PP/syscall" 2>&1)): $(cat /tmp/poll.out)"
 kill -STOP "$DAEMON_PID"
 # a reader whose request the stopped daemon never answers
 (cat "$s/memory.max" >/tmp/cat.out 2>&1; echo "rc=$?" >>/tmp/cat.out) &

@@ -26,8 +26,9 @@ listen() { # listen NAME K: start a listener process with K registrations; sets 
 }
 # warm up: the shadow lookups of the path keep O_PATH descriptors in the daemon's inode
 # table (until the kernel forgets them); a first listener makes them, the baseline follows
-listen w 1; kill -KILL "$LPID"; wait "$LPID" 2>/dev/null
-usleep 500000
+listen w 1; nw=$(nfd); kill -KILL "$LPID"; wait "$LPID" 2>/dev/null
+# its registration (an eventfd and a pidfd) must be gone before the baseline is taken
+wait_for 5000 fdis $((nw - 2)) || fail "warm-up: the daemon still holds $(nfd) fds 5 s after the listener exited (with it: $nw): $(fdlist)"
 n0=$(nfd)
 echo "baseline: $n0 fds: $(fdlist)"
 regs() { sed -n 's/^registered [0-9.]* listeners=\([0-9]*\).*/\1/p' "/tmp/le.$1.out"; }

@@ -1,10 +1,10 @@
 # l-parent (issue 4, rules 2, 11, 12): direction of v1 OOM notifications in a hierarchy.
 # v1's mem_cgroup_oom_notify() walks the subtree of the cgroup under OOM, so a listener hears
 # the onsets of its own cgroup and of every ANCESTOR (SEMANTICS rule 11):
-#  A. P (L = 32 MiB, delay 5000) goes OOM through a hog in its child C: the listeners on P and
+#  A. P (L = 32 MiB, delay 30000) goes OOM through a hog in its child C: the listeners on P and
 #     on C are both signalled, both read under_oom 1; a third listener that registers on C
 #     during the hold is signalled at once; then P's limit is raised.
-#  B. C itself (L = 32 MiB, delay 3000) goes OOM: C's listener is signalled and raises C's
+#  B. C itself (L = 32 MiB, delay 30000) goes OOM: C's listener is signalled and raises C's
 #     limit; P's listener hears nothing (an OOM below is not P's OOM, as in v1).
 # No kill in either part. Figures: wake times of each listener after the first one.
 # timeout: 120
@@ -15,7 +15,7 @@ setknob "$sp" cgroup.subtree_control +memory
 mkdir "$sp/c" || fail "shadow mkdir c"
 sc=$sp/c
 setknob "$sp" memory.max $((32 * MiB))
-setknob "$sp" memory.oom_delay_millisecs 5000
+setknob "$sp" memory.oom_delay_millisecs 30000 # the raise ends the hold; a long T keeps a slow shell from losing the race
 k0=$(evkey "$cg" oom_kill)
 rm -f /tmp/lp.r /tmp/lc.r
 v1listener "$sp" --count 1 --timeout 30000 --ready /tmp/lp.r >/tmp/lp.out 2>&1 &
@@ -44,7 +44,7 @@ grep -q '^under_oom 0' "$sc/memory.oom_control" || fail "A: under_oom of C still
 
 # B: C's own OOM
 setknob "$sc" memory.max $((32 * MiB))
-setknob "$sc" memory.oom_delay_millisecs 3000
+setknob "$sc" memory.oom_delay_millisecs 30000
 rm -f /tmp/lp.r /tmp/lc.r
 v1listener "$sp" --timeout 12000 --ready /tmp/lp.r >/tmp/lp2.out 2>&1 &
 LP=$!

@@ -12,7 +12,7 @@ start_daemon /shadow
 L=$((32 * MiB))
 cg=$(mkcg p); s=/shadow${cg#$CGROOT}
 setknob "$s" memory.max "$L"
-setknob "$s" memory.oom_delay_millisecs 3000
+setknob "$s" memory.oom_delay_millisecs 30000 # the raise below ends the hold
 # cgroup.events through the shadow mount, next to the real one (threads of one process)
 rm -f /tmp/lc.r
 v1listener "$s" --timeout 20000 --ready /tmp/lc.r --compare "$cg/cgroup.events" \
@@ -23,7 +23,8 @@ usleep 300000
 sh -c "echo \$\$ >$cg/cgroup.procs; exec sleep 1" &
 SP=$!
 wait "$SP"
-usleep 300000
+# populated 1->0 travels kernel -> daemon -> poll thread: wait for it rather than guess how long
+wait_for 5000 grep -q "^pollpri [0-9.]* $s/cgroup.events .*populated 0" /tmp/lc.out
 kill "$LC"; wait "$LC" 2>/dev/null
 cat /tmp/lc.out
 cr=$(awk -v f="$cg/cgroup.events" '$1 == "pollpri" && $3 == f && /populated 1/ {print $2; exit}' /tmp/lc.out)

@@ -82,7 +82,7 @@ expect "register with the real memory.events as the control fd" "$(reg --control
 rootreg=$(v1listener /shadow --timeout 50 2>&1 | head -n 1)
 # a child made in the real tree inherits T (rule 7)
 mkdir "$cg/r" || fail "real mkdir r"
-wait_for 2000 sh -c "[ \"\$(cat $s/r/memory.oom_delay_millisecs 2>/dev/null)\" = 301 ]" || fail "real child r has T $(cat "$s/r/memory.oom_delay_millisecs"), not 301"
+wait_for 10000 sh -c "[ \"\$(cat $s/r/memory.oom_delay_millisecs 2>/dev/null)\" = 301 ]" || fail "real child r has T $(cat "$s/r/memory.oom_delay_millisecs"), not 301"
 n=$((n + 1))
 rmdir "$s/r" "$s/c" || fail "shadow rmdir"
 stop_daemon

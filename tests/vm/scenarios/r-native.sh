@@ -21,6 +21,7 @@ tk=$(($(now_ms) - t0))
 [ "$saw_uoom" = 0 ] || fail "under_oom was 1 on an unmanaged cgroup"
 k1=$(evkey "$cg" oom_kill)
 [ "$k1" -gt "$k0" ] || fail "hog died without an OOM kill"
-grep -q "^oom_kill $k1\$" "$s/memory.oom_control" || fail "shadow oom_kill not $k1: $(tr '\n' ' ' <"$s/memory.oom_control")"
+# the shadow's count follows the daemon's sample after the kernel's (asynchronous) notification
+wait_for 3000 grep -q "^oom_kill $k1\$" "$s/memory.oom_control" || fail "shadow oom_kill not $k1: $(tr '\n' ' ' <"$s/memory.oom_control")"
 stop_daemon
 pass "hog killed natively ${tk} ms after start; oom_kill $k0->$k1; under_oom stayed 0"

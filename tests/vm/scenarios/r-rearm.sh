@@ -8,6 +8,8 @@ uoom() { grep -q '^under_oom 1' "$1/memory.oom_control"; }
 cg=$(mkcg a); s=/shadow${cg#$CGROOT}
 setknob "$s" memory.max "$L"
 setknob "$s" memory.oom_delay_millisecs 3000
+ka=$(evkey "$cg" oom_kill)
+kill_watch "$cg"
 start_hog "$cg" 256
 wait_for 30000 uoom "$s" || fail "no hold within 30 s: $(hold_state "$cg" "$s")"
 d1=$(deadline_ms "$cg")
@@ -18,13 +20,17 @@ w=$((d1 - 2000 - $(now_ms)))
 odt sleep "$w"
 tw=$(now_ms)
 setknob "$s" memory.oom_delay_millisecs 3000
+tw2=$(now_ms) # the write landed somewhere in [tw, tw2]
+[ "$tw2" -lt "$d1" ] || fail "the re-arm write returned $((tw2 - d1)) ms after the old deadline (host too loaded)"
 _new_deadline() { _d=$(deadline_ms "$cg"); [ "$_d" != "$d1" ]; }
 wait_for 3000 _new_deadline || fail "the deadline did not move within 3 s of the re-arm (still $d1)"
 d2=$(deadline_ms "$cg")
-[ $((d2 - tw)) -ge 2950 ] && [ $((d2 - tw)) -le 3250 ] || fail "new deadline $((d2 - tw)) ms after the re-arm, not ~3000"
-held_until "$d2" "$cg" "$(evkey "$cg" oom_kill)" "$HOG_PID"
+[ $((d2 - tw)) -ge 2950 ] && [ $((d2 - tw2)) -le 3050 ] ||
+	fail "new deadline $((d2 - tw)) ms after the re-arm write began, $((d2 - tw2)) ms after it returned: not 3000"
+held_until "$d2" "$cg" "$ka" "$HOG_PID"
 wait_for 5000 dead "$HOG_PID" || fail "hog alive 5 s after the re-armed deadline"
 late=$(($(now_ms) - d2))
+kl=$(kill_late "$cg" "$d2") # not before the NEW deadline: the old one was really replaced
 # re-arm with 0: kill now
 cg=$(mkcg b); s=/shadow${cg#$CGROOT}
 setknob "$s" memory.max "$L"
@@ -36,4 +42,4 @@ setknob "$s" memory.oom_delay_millisecs 0
 wait_for 5000 dead "$HOG_PID" || fail "re-arm with 0 did not kill within 5 s"
 k0=$(($(now_ms) - t0))
 stop_daemon
-pass "re-arm at +1000 ms with 3000: killed $late ms after the new deadline ($((d2 - d1)) ms after the old); re-arm with 0 killed in $k0 ms"
+pass "re-arm at +1000 ms with 3000 (the write took $((tw2 - tw)) ms): the kernel's kill seen $kl ms after the new deadline, the hog seen dead at +$late ms ($((d2 - d1)) ms after the old); re-arm with 0 killed in $k0 ms"
