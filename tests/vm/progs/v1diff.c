@@ -267,6 +267,18 @@ static uint64_t efd_take(int efd)
 	return v;
 }
 
+/* Wait for the signals of a step to arrive before they are counted: the daemon sends
+ * them asynchronously, and a fixed sleep made a late one look like a difference. Up to
+ * 2 s for the first of ec/ep to turn readable (a step that signals nothing costs the
+ * whole wait), then 200 ms for the other. */
+static void efd_settle(int ec, int ep)
+{
+	struct pollfd p[2] = { { .fd = ec, .events = POLLIN }, { .fd = ep, .events = POLLIN } };
+	int n = ep >= 0 ? 2 : 1;
+	if (poll(p, n, 2000) > 0)
+		usleep(200000);
+}
+
 static int under_oom(const char *dir)
 {
 	char path[1024], buf[256];
@@ -476,7 +488,7 @@ oom:
 	int ec = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), ep = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	printf("evctl c '<efd> <cfd>\\n': %s\n", ename(evctl(cgc, "%d %d\n", ec, cfd)));
 	printf("evctl parent '<efd> <pfd>': %s\n", ename(evctl(top, "%d %d", ep, pfd)));
-	usleep(200000);
+	efd_settle(ec, ep);
 	printf("efd after register: c=%llu parent=%llu\n", (unsigned long long)efd_take(ec),
 	       (unsigned long long)efd_take(ep));
 
@@ -528,6 +540,7 @@ oom:
 	seq_add(seq_p, sizeof seq_p, &lp, under_oom(top));
 	printf("A: hog finished after the raise: %s\n", shared[1] ? "yes" : "no");
 	printf("A: under_oom sequence: c=%s parent=%s\n", seq_c, seq_p);
+	efd_settle(ec, ep);
 	printf("A: efd after the raise: c=%llu parent=%llu\n", (unsigned long long)efd_take(ec),
 	       (unsigned long long)efd_take(ep));
 	printf("A: oom_kill c=%lu parent=%lu\n", oom_kill_of(cgc), oom_kill_of(top));
@@ -558,6 +571,9 @@ oom:
 	printf("# B: hog ended %.0f ms after it started\n", now_ms() - t0);
 	usleep(300000);
 	printf("B: under_oom sequence: c=%s\n", seq_c);
+	efd_settle(ec, ep);
+	for (double tk = now_ms(); oom_kill_of(cgc) == 0 && now_ms() - tk < 2000;)
+		usleep(10000); /* the shadow's count follows the kernel's notification */
 	printf("B: efd: c=%llu parent=%llu\n", (unsigned long long)efd_take(ec),
 	       (unsigned long long)efd_take(ep));
 	printf("B: oom_kill c=%lu parent=%lu\n", oom_kill_of(cgc), oom_kill_of(top));
@@ -581,7 +597,7 @@ oom:
 	       waitpid(h, &status, WNOHANG) == 0 ? "yes" : "no");
 	kill(h, SIGKILL);
 	waitpid(h, NULL, 0);
-	usleep(200000);
+	efd_settle(ec, ep);
 	printf("C: efd: c=%llu parent=%llu\n", (unsigned long long)efd_take(ec),
 	       (unsigned long long)efd_take(ep));
 	/* the watermark reset: v1 restarts it from the current usage */
@@ -630,12 +646,12 @@ rm:
 		close(cfd_w);
 	close(ufd);
 	printf("rmdir c: %s\n", ename(rmdir(cgc) < 0 ? errno : 0));
-	usleep(500000);
+	efd_settle(ec, ep);
 	printf("efd after rmdir c: c=%llu parent=%llu\n", (unsigned long long)efd_take(ec),
 	       (unsigned long long)efd_take(ep));
 	close(pfd);
 	printf("rmdir parent: %s\n", ename(rmdir(top) < 0 ? errno : 0));
-	usleep(500000);
+	efd_settle(ep, -1);
 	printf("efd after rmdir parent: parent=%llu\n", (unsigned long long)efd_take(ep));
 	return 0;
 }

@@ -81,7 +81,10 @@ read -r late_b _ _ tk </tmp/kw.b
 wait_for 5000 dead "$HB" || fail "(b) hog alive 5 s after the kill"
 since=$(awk -v a="$tk" -v b="$tr" 'BEGIN { printf "%.1f", a - b }')
 served=$(awk -v a="$tserve" -v b="$tr" 'BEGIN { printf "%.1f", a - b }')
-awk -v l="$since" 'BEGIN { exit !(l <= 2000) }' || fail "(b) kill $since ms after the restart began (> 2 s: not at once)"
+# "at once": by 1 s after the restarted daemon served (its start-up time is not the point;
+# a restarted wait would come T = 3 s after the adoption)
+awk -v l="$since" -v s="$served" 'BEGIN { exit !(l <= s + 1000) }' ||
+	fail "(b) kill $since ms after the restart began, the mount served at +$served ms: not at once"
 grep -E "delay over|adopted|found in|late" /tmp/oomdelayfs.log
 echo "(a) deadline at boottime $((dla / 1000)) us, killwatch: $(cat /tmp/kw.a)"
 stop_daemon
