@@ -341,6 +341,11 @@ static void end_hold(oe_engine *e, node *n, oe_actions *out)
 	}
 	under_oom_changed(e, n, out);
 	reconcile(e, n, out);
+	/* A memory.max written under the usage (the kernel-mode kill, or a hand-back over
+	 * charges left by tasks moved out) makes the kernel count an OOM, killing only if
+	 * it finds a task: that one is ours, not news (rules 9, 11). */
+	if (n->have_reading && n->applied_max < n->last.current)
+		n->quiet_until = e->now + QUIET_AFTER_KILL_NS;
 }
 
 /* rule 3: the kill that resolves a hold whose wait is over. */
@@ -401,10 +406,6 @@ static void decide_held(oe_engine *e, node *n, int64_t now, const oe_reading *r,
 			oe_actions *out)
 {
 	if (recovered(n, now, r, pressed)) {
-		/* Left-over charges over L: the hand-back's memory.max = L write makes the
-		 * kernel count an OOM that finds no task; that one is ours, not news. */
-		if (r->current > n->limit)
-			n->quiet_until = now + QUIET_AFTER_KILL_NS;
 		end_hold(e, n, out); /* held tasks run on */
 		return;
 	}

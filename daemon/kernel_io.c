@@ -214,10 +214,14 @@ int od_kio_parse_events(const char *buf, size_t len, od_kio_events *ev)
 	return 0;
 }
 
-static int events_content(int dirfd, const char *name, const char *buf, size_t len,
-			  od_kio_events *ev)
+/* A flat-keyed file (memory.events, cgroup.events) read through an open fd. */
+static int events_from(int dirfd, int fd, const char *name, od_kio_events *ev)
 {
-	int r = od_kio_parse_events(buf, len, ev);
+	char buf[512];
+	ssize_t n = read_fd(dirfd, fd, name, buf, sizeof buf);
+	if (n < 0)
+		return (int)n;
+	int r = od_kio_parse_events(buf, (size_t)n, ev);
 	if (r < 0)
 		LOGW(dirfd, "%s: unexpected content", name);
 	return r;
@@ -225,9 +229,12 @@ static int events_content(int dirfd, const char *name, const char *buf, size_t l
 
 int od_kio_read_events(int dirfd, const char *name, od_kio_events *ev)
 {
-	char buf[512];
-	ssize_t n = read_small(dirfd, name, buf, sizeof buf, false);
-	return n < 0 ? (int)n : events_content(dirfd, name, buf, (size_t)n, ev);
+	int fd = open_read(dirfd, name, false);
+	if (fd < 0)
+		return fd;
+	int r = events_from(dirfd, fd, name, ev);
+	close(fd);
+	return r;
 }
 
 /* ---- a reading: memory.current, memory.events(.local), cgroup.events ----- */
@@ -240,26 +247,17 @@ static const char *const reading_files[NREADING] = { "memory.current", "memory.e
 /* The reading from open descriptors of reading_files, in that order. */
 static int reading_from(int dirfd, const int fd[NREADING], oe_reading *r)
 {
-	char buf[512];
+	char buf[64];
 	od_kio_events ev, loc, cev;
 	ssize_t n;
 	int e;
 	memset(r, 0, sizeof *r);
 	if ((n = read_fd(dirfd, fd[0], reading_files[0], buf, sizeof buf)) < 0)
 		return (int)n;
-	if ((e = u64_content(dirfd, reading_files[0], buf, (size_t)n, &r->current)) < 0)
-		return e;
-	if ((n = read_fd(dirfd, fd[1], reading_files[1], buf, sizeof buf)) < 0)
-		return (int)n;
-	if ((e = events_content(dirfd, reading_files[1], buf, (size_t)n, &ev)) < 0)
-		return e;
-	if ((n = read_fd(dirfd, fd[2], reading_files[2], buf, sizeof buf)) < 0)
-		return (int)n;
-	if ((e = events_content(dirfd, reading_files[2], buf, (size_t)n, &loc)) < 0)
-		return e;
-	if ((n = read_fd(dirfd, fd[3], reading_files[3], buf, sizeof buf)) < 0)
-		return (int)n;
-	if ((e = events_content(dirfd, reading_files[3], buf, (size_t)n, &cev)) < 0)
+	if ((e = u64_content(dirfd, reading_files[0], buf, (size_t)n, &r->current)) < 0 ||
+	    (e = events_from(dirfd, fd[1], reading_files[1], &ev)) < 0 ||
+	    (e = events_from(dirfd, fd[2], reading_files[2], &loc)) < 0 ||
+	    (e = events_from(dirfd, fd[3], reading_files[3], &cev)) < 0)
 		return e;
 	r->ev_high = ev.high;
 	r->ev_max = ev.max;
@@ -338,11 +336,11 @@ int od_kio_hold_open(int dirfd, od_kio_hold_files *h)
 
 void od_kio_hold_close(od_kio_hold_files *h)
 {
-	int *fds[] = { &h->reading[0], &h->reading[1], &h->reading[2], &h->reading[3], &h->max };
-	for (size_t i = 0; i < G_N_ELEMENTS(fds); i++) {
-		if (*fds[i] >= 0)
-			close(*fds[i]);
-		*fds[i] = -1;
+	for (size_t i = 0; i <= NREADING; i++) {
+		int *fd = i < NREADING ? &h->reading[i] : &h->max;
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
 	}
 }
 

@@ -29,7 +29,7 @@ typedef struct {
 	bool foreground;    /* accepted; the daemon always stays in the foreground */
 	bool v1_layout;     /* --layout v1: serve the cgroup-v1 memory layout */
 	uint64_t protect_min; /* --protect SIZE: own cgroup with memory.min; 0 = stay put */
-	int nice;             /* --nice N: scheduling niceness of every thread (default -20) */
+	int nice;             /* --nice N: niceness of the watcher and kill path (default -20) */
 } od_options;
 
 /* Parses argv (GOptionContext). Returns OD_EXIT_OK, or OD_EXIT_USAGE with *err set. */

@@ -642,23 +642,30 @@ Test(rule4, disable_is_shown_in_view)
 
 /* ---------------------------------------------------------------- rule 5 */
 
+/* The hold of A ended by the last input, without a kill: nothing is due any more, and
+ * still nothing at `deadline` (a time past the hold's old deadline). */
+static void ended_without_kill(int64_t deadline)
+{
+	cr_assert_not(view(A).in_hold, "the hold of A did not end: %s", dump());
+	cr_assert_not(view(A).under_oom);
+	cr_assert_not(view(C).under_oom);
+	HAS(OE_ACT_CHANGED, A);
+	NONE_OF(OE_ACT_KILL_KERNEL);
+	NONE_OF(OE_ACT_KILL_GROUP);
+	cr_assert_eq(oe_next_wakeup(E), OE_NO_DEADLINE);
+	now_ns = deadline;
+	clr();
+	tick();
+	NONE_OF(OE_ACT_KILL_KERNEL);
+}
+
 Test(rule5, usage_back_under_L_ends_hold)
 {
 	int64_t t0 = hold_A(1000);
 	now_ns = t0 + MS(300);
 	clr();
 	sample(A, LA - MiB);
-	oe_view v = view(A);
-	cr_assert_not(v.in_hold);
-	cr_assert_not(v.under_oom);
-	cr_assert_not(view(C).under_oom);
-	HAS(OE_ACT_CHANGED, A);
-	NONE_OF(OE_ACT_KILL_KERNEL);
-	cr_assert_eq(oe_next_wakeup(E), OE_NO_DEADLINE);
-	now_ns = t0 + MS(5000);
-	clr();
-	tick();
-	NONE_OF(OE_ACT_KILL_KERNEL);
+	ended_without_kill(t0 + MS(5000));
 }
 
 Test(rule5, every_task_moved_out_ends_hold_though_charges_stay_over_L)
@@ -670,19 +677,9 @@ Test(rule5, every_task_moved_out_ends_hold_though_charges_stay_over_L)
 	clr();
 	oe_reading r = {.current = LA + 2 * MiB, .no_tasks = true};
 	sample_r(A, &r);
-	cr_assert_not(view(A).in_hold, "a cgroup with no task kept its hold: %s", dump());
-	cr_assert_not(view(A).under_oom);
-	cr_assert_not(view(C).under_oom);
-	HAS(OE_ACT_CHANGED, A);
-	NONE_OF(OE_ACT_KILL_KERNEL);
-	NONE_OF(OE_ACT_KILL_GROUP);
 	/* T was consumed: handed back to the kernel */
 	LASTV(OE_ACT_SET_MAX, A, LA);
-	cr_assert_eq(oe_next_wakeup(E), OE_NO_DEADLINE);
-	now_ns = t0 + MS(60000);
-	clr();
-	tick();
-	NONE_OF(OE_ACT_KILL_KERNEL);
+	ended_without_kill(t0 + MS(60000));
 }
 
 Test(rule5, own_hand_back_over_left_over_charges_is_not_a_native_oom)

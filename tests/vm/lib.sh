@@ -113,9 +113,7 @@ start_daemon() {
 	shift
 	[ -x /bin/oomdelayfs ] || skip "oomdelayfs is not built"
 	mkdir -p "$SHADOW"
-	# shellcheck disable=SC2086
-	/bin/oomdelayfs $OOMD_DAEMON_ARGS "$@" "$SHADOW" >>/tmp/oomdelayfs.log 2>&1 &
-	DAEMON_PID=$!
+	_launch_daemon "$@"
 	if ! wait_for 10000 _mounted "$SHADOW"; then
 		echo "--- oomdelayfs log:"
 		cat /tmp/oomdelayfs.log
@@ -123,6 +121,12 @@ start_daemon() {
 		fail "oomdelayfs did not mount $SHADOW within 10 s"
 	fi
 	log "oomdelayfs (pid $DAEMON_PID) mounted $SHADOW in ${WAITED_MS} ms"
+}
+# _launch_daemon [ARGS...]: /bin/oomdelayfs in the background on $SHADOW; sets DAEMON_PID
+_launch_daemon() {
+	# shellcheck disable=SC2086
+	/bin/oomdelayfs $OOMD_DAEMON_ARGS "$@" "$SHADOW" >>/tmp/oomdelayfs.log 2>&1 &
+	DAEMON_PID=$!
 }
 # kill_daemon: SIGKILL the daemon (a crash: no clean-up, the mount goes stale) and reap it
 kill_daemon() {
@@ -135,9 +139,7 @@ kill_daemon() {
 _served() { [ "$(grep -c 'serving ' /tmp/oomdelayfs.log)" -gt "$1" ]; }
 restart_daemon() {
 	_n0=$(grep -c 'serving ' /tmp/oomdelayfs.log)
-	# shellcheck disable=SC2086
-	/bin/oomdelayfs $OOMD_DAEMON_ARGS "$@" "$SHADOW" >>/tmp/oomdelayfs.log 2>&1 &
-	DAEMON_PID=$!
+	_launch_daemon "$@"
 	wait_for 15000 _served "$_n0" || fail "the restarted daemon did not serve $SHADOW within 15 s"
 }
 # _mounted MP: a FUSE file system is mounted on MP (only FUSE: the shadow may be mounted over
@@ -193,19 +195,21 @@ held_until() {
 		usleep 20000
 	done
 }
-# kill_watch CG: from now on a memory-locked inotify watcher (pressure killwatch) notes when
-# CG's real oom_kill first moves. Start it before the hog: unlike a polling shell, which a
-# loaded VM can leave behind the deadline, it cannot miss a kill that comes early.
+# kill_watch CG [--emptied]: from now on a memory-locked inotify watcher (pressure killwatch)
+# notes when CG's real oom_kill first moves (--emptied: when CG is first empty). Start it before
+# the kill can come: unlike a polling shell, which a loaded VM can leave behind the deadline, it
+# cannot miss a kill that comes early. Sets KW_PID.
 kill_watch() {
 	command -v pressure >/dev/null || fail "tests/vm/progs/pressure is not built"
-	pressure killwatch "$1" 0 --timeout 120000 >"/tmp/kw.$(basename "$1")" 2>&1 &
+	pressure killwatch "$1" 0 --timeout 120000 "${2:-}" >"/tmp/kw.$(basename "$1")" 2>&1 &
+	KW_PID=$!
 }
-# kill_late CG DEADLINE_MS: ms from the deadline to the first OOM kill kill_watch saw (CLOCK_BOOTTIME
-# = now_ms's clock in the VM); fails if it came before the deadline (rule 9) or never came
+# kill_late CG DEADLINE_NS: ms from the deadline to what kill_watch saw (CLOCK_BOOTTIME); fails
+# if it came before the deadline (rule 9) or not within 10 s
 kill_late() {
 	_kw=/tmp/kw.$(basename "$1")
-	wait_for 10000 test -s "$_kw" || fail "the kill watcher of $1 saw no OOM kill within 10 s"
-	_kl=$(awk -v d="$2" '{ printf "%.1f", $4 - d }' "$_kw")
+	wait_for 10000 test -s "$_kw" || fail "the kill watcher of $1 saw nothing within 10 s: $(cat "$_kw")"
+	_kl=$(awk -v d="$2" '{ printf "%.1f", $4 - d / 1e6 }' "$_kw")
 	awk -v l="$_kl" 'BEGIN { exit !(l >= 0) }' || fail "the kernel's oom_kill of $1 moved $_kl ms relative to the deadline: BEFORE it (rule 9): $(cat "$_kw")"
 	echo "$_kl"
 }

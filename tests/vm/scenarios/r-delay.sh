@@ -30,14 +30,14 @@ else r12="child under_oom not read in time (the hold ended first; rule 12 is che
 fi
 t=$(cat "$s/memory.oom_delay_millisecs")
 [ "$t" = 0 ] || fail "T reads $t during the hold, not 0 (one-shot)"
-dl=$(deadline_ms "$cg")
+dlns=$(deadline_ns "$cg"); dl=$((dlns / 1000000))
 onset=$((dl - 1000))
 held_until "$dl" "$cg" "$k0" "$HOG_PID"
 wait_for 5000 dead "$HOG_PID" || fail "hog still alive 5 s after the deadline"
 tk=$(now_ms)
 k1=$(evkey "$cg" oom_kill)
 [ "$k1" -gt "$k0" ] || fail "hog died but the kernel's oom_kill did not move"
-kl=$(kill_late "$cg" "$dl")
+kl=$(kill_late "$cg" "$dlns")
 held=$((tk - onset)) # held_until above is the check that nothing died before the deadline
 wait_for 2000 sh -c "! grep -q '^under_oom 1' $s/memory.oom_control" || fail "under_oom still 1 after the kill"
 wait_for 3000 grep -q "^oom_kill [1-9]" "$s/w/memory.oom_control" || fail "shadow oom_kill of the child still 0 (rule 10): $(tr "\\n" " " <"$s/w/memory.oom_control")"

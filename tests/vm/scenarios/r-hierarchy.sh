@@ -21,12 +21,12 @@ if uoom "$s/c1" && uoom "$s/c2"; then r12="both children read under_oom 1 during
 elif uoom "$s"; then fail "children do not read under_oom 1 during the parent's hold"
 else r12="children's under_oom not read in time (the hold ended first)"
 fi
-dl=$(deadline_ms "$cg")
+dlns=$(deadline_ns "$cg"); dl=$((dlns / 1000000))
 held_until "$dl" "$cg" "$k0" "$p1" "$p2"
 killed() { ! alive "$p1" || ! alive "$p2"; }
 wait_for 5000 killed || fail "no child hog killed 5 s after the parent's deadline"
 late=$(($(now_ms) - dl))
-kl=$(kill_late "$cg" "$dl")
+kl=$(kill_late "$cg" "$dlns")
 k1=$(evkey "$cg" oom_kill)
 stop_daemon
 pass "parent L=48 MiB held both children ($r12); the kernel's first kill seen $kl ms after the deadline, a victim seen dead by this shell at +$late ms; oom_kill $k0->$k1"

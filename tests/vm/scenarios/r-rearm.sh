@@ -24,13 +24,13 @@ tw2=$(now_ms) # the write landed somewhere in [tw, tw2]
 [ "$tw2" -lt "$d1" ] || fail "the re-arm write returned $((tw2 - d1)) ms after the old deadline (host too loaded)"
 _new_deadline() { _d=$(deadline_ms "$cg"); [ "$_d" != "$d1" ]; }
 wait_for 3000 _new_deadline || fail "the deadline did not move within 3 s of the re-arm (still $d1)"
-d2=$(deadline_ms "$cg")
+d2ns=$(deadline_ns "$cg"); d2=$((d2ns / 1000000))
 [ $((d2 - tw)) -ge 2950 ] && [ $((d2 - tw2)) -le 3050 ] ||
 	fail "new deadline $((d2 - tw)) ms after the re-arm write began, $((d2 - tw2)) ms after it returned: not 3000"
 held_until "$d2" "$cg" "$ka" "$HOG_PID"
 wait_for 5000 dead "$HOG_PID" || fail "hog alive 5 s after the re-armed deadline"
 late=$(($(now_ms) - d2))
-kl=$(kill_late "$cg" "$d2") # not before the NEW deadline: the old one was really replaced
+kl=$(kill_late "$cg" "$d2ns") # not before the NEW deadline: the old one was really replaced
 # re-arm with 0: kill now
 cg=$(mkcg b); s=/shadow${cg#$CGROOT}
 setknob "$s" memory.max "$L"
