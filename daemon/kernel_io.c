@@ -284,33 +284,40 @@ int od_kio_read_reading(int dirfd, oe_reading *r)
 	return e;
 }
 
-int od_kio_count_procs(int dirfd, uint64_t *n)
+/* The lines of an open cgroup.procs, read from offset 0 (a kept descriptor re-reads
+ * it: the kernel restarts its task iterator at offset 0). */
+static int count_procs_fd(int dirfd, int fd, uint64_t *n)
 {
-	int fd = open_file(dirfd, "cgroup.procs", O_RDONLY);
-	if (fd < 0) {
-		LOGW(dirfd, "%s: open: %s", "cgroup.procs", g_strerror(-fd));
-		return fd;
-	}
 	char buf[4096];
 	uint64_t count = 0;
+	off_t off = 0;
 	for (;;) {
-		ssize_t r = read(fd, buf, sizeof buf);
+		ssize_t r = pread(fd, buf, sizeof buf, off);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
 			int e = errno;
 			LOGW(dirfd, "%s: read: %s", "cgroup.procs", g_strerror(e));
-			close(fd);
 			return -e;
 		}
 		if (r == 0)
 			break;
+		off += r;
 		for (ssize_t i = 0; i < r; i++)
 			count += buf[i] == '\n';
 	}
-	close(fd);
 	*n = count;
 	return 0;
+}
+
+int od_kio_count_procs(int dirfd, uint64_t *n)
+{
+	int fd = open_read(dirfd, "cgroup.procs", false);
+	if (fd < 0)
+		return fd;
+	int r = count_procs_fd(dirfd, fd, n);
+	close(fd);
+	return r;
 }
 
 /* ---- the files of a hold, kept open ---------------------------------------- */
@@ -318,7 +325,7 @@ int od_kio_count_procs(int dirfd, uint64_t *n)
 int od_kio_hold_open(int dirfd, od_kio_hold_files *h)
 {
 	int e = 0;
-	h->max = -1;
+	h->max = h->procs = h->kill = -1;
 	for (size_t i = 0; i < NREADING; i++)
 		h->reading[i] = -1;
 	for (size_t i = 0; i < NREADING && !e; i++)
@@ -326,6 +333,10 @@ int od_kio_hold_open(int dirfd, od_kio_hold_files *h)
 			e = h->reading[i];
 	if (!e && (h->max = open_file(dirfd, "memory.max", O_WRONLY)) < 0)
 		e = h->max;
+	if (!e && (h->procs = open_file(dirfd, "cgroup.procs", O_RDONLY)) < 0)
+		e = h->procs;
+	if (!e && (h->kill = open_file(dirfd, "cgroup.kill", O_WRONLY)) < 0)
+		e = h->kill;
 	if (e) {
 		if (e != -ENOENT)
 			LOGW(dirfd, "open the files of a hold: %s", g_strerror(-e));
@@ -336,8 +347,9 @@ int od_kio_hold_open(int dirfd, od_kio_hold_files *h)
 
 void od_kio_hold_close(od_kio_hold_files *h)
 {
-	for (size_t i = 0; i <= NREADING; i++) {
-		int *fd = i < NREADING ? &h->reading[i] : &h->max;
+	int *others[] = { &h->max, &h->procs, &h->kill };
+	for (size_t i = 0; i < NREADING + G_N_ELEMENTS(others); i++) {
+		int *fd = i < NREADING ? &h->reading[i] : others[i - NREADING];
 		if (*fd >= 0)
 			close(*fd);
 		*fd = -1;
@@ -354,4 +366,14 @@ int od_kio_hold_write_max(int dirfd, const od_kio_hold_files *h, uint64_t v)
 	char buf[32];
 	format_u64(buf, v);
 	return write_fd(dirfd, h->max, "memory.max", buf);
+}
+
+int od_kio_hold_count_procs(int dirfd, const od_kio_hold_files *h, uint64_t *n)
+{
+	return count_procs_fd(dirfd, h->procs, n);
+}
+
+int od_kio_hold_kill(int dirfd, const od_kio_hold_files *h)
+{
+	return write_fd(dirfd, h->kill, "cgroup.kill", "1");
 }

@@ -38,12 +38,16 @@ int od_kio_read_reading(int dirfd, oe_reading *r);
  * returns 0 or -errno and leaves every fd -1 on failure. */
 typedef struct {
 	int reading[4]; /* memory.current, memory.events, memory.events.local, cgroup.events */
-	int max;        /* memory.max, for writing */
+	int max;        /* memory.max, for writing (the kernel-mode kill) */
+	int procs;      /* cgroup.procs (the group kill counts what it kills) */
+	int kill;       /* cgroup.kill, for writing (the group kill) */
 } od_kio_hold_files;
 int od_kio_hold_open(int dirfd, od_kio_hold_files *h);
 void od_kio_hold_close(od_kio_hold_files *h);
 int od_kio_hold_read(int dirfd, const od_kio_hold_files *h, oe_reading *r);
 int od_kio_hold_write_max(int dirfd, const od_kio_hold_files *h, uint64_t v);
+int od_kio_hold_count_procs(int dirfd, const od_kio_hold_files *h, uint64_t *n);
+int od_kio_hold_kill(int dirfd, const od_kio_hold_files *h); /* writes "1" to cgroup.kill */
 
 /* Number of processes in cgroup.procs (this cgroup only, as the kernel lists it). */
 int od_kio_count_procs(int dirfd, uint64_t *n);
