@@ -25,6 +25,22 @@ fail() {
 skip() { _result "SKIP $*"; }
 log() { echo "$(now_ms) $*"; }
 
+# cpus_down / cpus_up: run on CPU 0 alone, and back. For a scenario that switches the kernel's
+# static keys (moving the memory controller between hierarchies does): under TCG a second vCPU
+# can run a stale copy of the code being rewritten and crash the guest (see /init).
+cpus_down() {
+	for c in /sys/devices/system/cpu/cpu[1-9]*/online; do
+		[ -e "$c" ] && { echo 0 >"$c" || echo "cannot take ${c%/online} offline"; }
+	done
+	return 0
+}
+cpus_up() {
+	for c in /sys/devices/system/cpu/cpu[1-9]*/online; do
+		[ "$(cat "$c" 2>/dev/null)" = 0 ] && { echo 1 >"$c" || echo "cannot bring ${c%/online} online"; }
+	done
+	return 0
+}
+
 # milliseconds on CLOCK_MONOTONIC
 now_ms() { odt now; }
 

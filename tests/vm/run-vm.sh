@@ -5,7 +5,9 @@
 # Runs the scenarios (tests/vm/scenarios/*.sh) inside QEMU on Debian's 6.1 and 6.12 cloud
 # kernels. Prints "PASS|FAIL|SKIP <kernel> <scenario>  <figures or reason>" per scenario and
 # kernel, and a closing "N passed, N failed, N skipped". Exits non-zero on any failure, a kernel
-# panic, a missing result or a VM time-out.
+# panic, a missing result or a VM time-out. The one exception: a kernel that panics while it
+# boots, before any scenario began, is booted once more, with a NOTE line in the summary (the
+# panicked boot's log is kept as serial-<kernel>.boot-panic.log).
 #
 # Environment: OOMD_KERNEL_CACHE (kernel cache, default /var/cache/oomdelayfs/kernels),
 # OOMD_VM_KVM=1 (use KVM instead of TCG), OOMD_VM_TIMEOUT (seconds per VM; default: the sum of
@@ -23,7 +25,7 @@ LIST=0
 CACHE=${OOMD_KERNEL_CACHE:-/var/cache/oomdelayfs/kernels}
 
 die() { echo "run-vm: ERROR: $*" >&2; exit 2; }
-usage() { sed -n '2,14s/^# \{0,1\}//p' "$0"; exit 2; }
+usage() { sed -n '2,16s/^# \{0,1\}//p' "$0"; exit 2; }
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -80,23 +82,39 @@ ACCEL="-accel tcg"
 [ "${OOMD_VM_KVM:-0}" = 1 ] && ACCEL="-accel kvm -cpu host"
 ONLY=$(echo $SCENARIOS | tr ' ' ',')
 
+qemu_once() { # label image log: one boot; its exit status
+	# shellcheck disable=SC2086
+	timeout -k 10 "$VMTIMEOUT" qemu-system-x86_64 $ACCEL -m "${OOMD_VM_MEM:-1024}" -smp "${OOMD_VM_SMP:-2}" \
+		-nographic -no-reboot -nodefaults -serial stdio \
+		-kernel "$CACHE/$1/vmlinuz" -initrd "$2" \
+		-append "console=ttyS0 panic=-1 loglevel=4 maxcpus=1 oomd.kernel=$1 oomd.only=$ONLY oomd.timeout=${OOMD_VM_SCENARIO_TIMEOUT:-60}" \
+		</dev/null >>"$3" 2>&1
+}
+
 boot() { # label: build the initramfs, boot, write $OUTDIR/serial-<label>.log and .rc
 	label=$1
 	img=$OUTDIR/initramfs-$label.cpio.gz
 	log=$OUTDIR/serial-$label.log
-	rm -f "$log" "$OUTDIR/vm-$label.rc"
+	rm -f "$log" "$OUTDIR/vm-$label.rc" "$OUTDIR/serial-$label.boot-panic.log"
 	if ! "$HERE/build-initramfs.sh" --kernel "$label" --build-dir "$BUILD" --cache "$CACHE" --out "$img" >"$log" 2>&1; then
 		echo "initramfs build failed" >>"$log"
 		echo 3 >"$OUTDIR/vm-$label.rc"
 		return
 	fi
+	cp "$log" "$log.head"
 	rc=0
-	# shellcheck disable=SC2086
-	timeout -k 10 "$VMTIMEOUT" qemu-system-x86_64 $ACCEL -m "${OOMD_VM_MEM:-1024}" -smp "${OOMD_VM_SMP:-2}" \
-		-nographic -no-reboot -nodefaults -serial stdio \
-		-kernel "$CACHE/$label/vmlinuz" -initrd "$img" \
-		-append "console=ttyS0 panic=-1 loglevel=4 oomd.kernel=$label oomd.only=$ONLY oomd.timeout=${OOMD_VM_SCENARIO_TIMEOUT:-60}" \
-		</dev/null >>"$log" 2>&1 || rc=$?
+	qemu_once "$label" "$img" "$log" || rc=$?
+	# A panic before the first scenario began comes from booting under TCG, not from anything
+	# under test (no project code has run yet): boot once more, and say so in the summary.
+	# A panic once a scenario has begun is never retried.
+	if grep -aq 'Kernel panic' "$log" && ! grep -aq '^=== ' "$log"; then
+		mv "$log" "$OUTDIR/serial-$label.boot-panic.log"
+		mv "$log.head" "$log"
+		echo "run-vm: $label panicked while booting, before any scenario; booting again" >>"$log"
+		rc=0
+		qemu_once "$label" "$img" "$log" || rc=$?
+	fi
+	rm -f "$log.head"
 	echo "$rc" >"$OUTDIR/vm-$label.rc"
 }
 
@@ -158,6 +176,12 @@ for k in $KERNELS; do
 			report FAIL "$k" "$s" "no result (see $log)"
 		fi
 	done
+	if [ -f "$OUTDIR/serial-$k.boot-panic.log" ]; then
+		echo "NOTE $k (vm) the first boot panicked before any scenario began and was retried:" \
+			"$(tr -d '\r' <"$OUTDIR/serial-$k.boot-panic.log" | grep -a -e 'Kernel panic' -e 'Oops' -e 'BUG' -e 'RIP: 0010' |
+				sed 's/^\[ *[0-9.]*\] //' | awk '!seen[$0]++' | head -n 3 | tr '\n' ';')" \
+			"(log $OUTDIR/serial-$k.boot-panic.log)"
+	fi
 	if grep -aq 'Kernel panic' "$log"; then
 		report FAIL "$k" "(vm)" "kernel panic: $(grep -a -m1 'Kernel panic' "$log" | tr -d '\r')"
 	fi

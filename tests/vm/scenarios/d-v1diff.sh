@@ -35,6 +35,11 @@ mycg=$2
 # our own watchdog (the runner's is gone); killing it ends its sleep too
 ( sleep 230 & s=$!; trap 'kill $s; exit 0' TERM; wait $s; echo "d-v1diff: own watchdog"; kill -TERM $$ ) &
 wd=$!
+# moving the controller switches static keys, in this shell and in kworkers freeing memcgs: one
+# CPU runs until the controller is back on v2 (lib.sh, cpus_down); the native client's
+# observations (formats, errno, counts) do not depend on the number of CPUs
+cpus_down
+log "running on $(grep -c '^processor' /proc/cpuinfo) cpu(s) while the controller moves"
 for d in $(find "$CGROOT" -mindepth 1 -type d | sort -r); do
 	echo -memory >"$d/cgroup.subtree_control" 2>/dev/null
 done
@@ -83,6 +88,7 @@ until echo +memory >"$CGROOT/cgroup.subtree_control" 2>/dev/null; do
 	sleep 0.5
 done
 log "memory controller back on cgroup v2 after $i retries"
+cpus_up
 # back into the scenario's cgroup: whatever is left after a failure is the runner's to kill
 echo $$ >"$mycg/cgroup.procs" || echo "cannot return to $mycg"
 
