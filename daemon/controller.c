@@ -290,7 +290,7 @@ static void do_sample(od_controller *c, od_cg *g)
 {
 	oe_reading r;
 	const od_kio_hold_files *h = g_atomic_pointer_get(&g->hold);
-	if ((h ? od_kio_hold_read(g->fd, h, &r) : od_kio_read_reading(g->fd, &r)) < 0)
+	if (od_kio_read_reading(g->fd, h, &r) < 0)
 		return; /* logged; the cgroup may be going away */
 	int depth = GPOINTER_TO_INT(g_private_get(&nesting));
 	if (depth >= MAX_NESTING) {
@@ -331,13 +331,10 @@ static void do_kill_group(od_controller *c, od_cg *g)
 	 * pressure stalls in reclaim just when the kill is due. */
 	const od_kio_hold_files *h = g_atomic_pointer_get(&g->hold);
 	int64_t tc = od_now();
-	if (h)
-		od_kio_hold_count_procs(g->fd, h, &procs);
-	else
-		od_kio_count_procs(g->fd, &procs);
+	od_kio_count_procs(g->fd, h, &procs);
 	/* Logged after the write, as the kernel-mode kill: same timing fields. */
 	int64_t t0 = od_now();
-	int r = h ? od_kio_hold_kill(g->fd, h) : od_kio_write_str(g->fd, "cgroup.kill", "1");
+	int r = od_kio_kill(g->fd, h);
 	g_message("%s: delay over, the whole cgroup killed (cgroup.kill, %" PRIu64
 		  " processes of its own, counted in %.1f ms): %s in %.1f ms (write began at boottime "
 		  "%.1f ms; last timer tick %.1f ms late)", cg_path(g, p, sizeof p), procs,
@@ -385,9 +382,7 @@ static void run_one(od_controller *c, const oe_action *a, od_cg *g)
 	case OE_ACT_KILL_KERNEL: {
 		/* Logged after the write: the kill must not wait for the logger. */
 		int64_t t0 = od_now();
-		const od_kio_hold_files *h = g_atomic_pointer_get(&g->hold);
-		int r = h ? od_kio_hold_write_max(g->fd, h, a->value)
-			  : od_kio_write_u64(g->fd, "memory.max", a->value);
+		int r = od_kio_write_max(g->fd, g_atomic_pointer_get(&g->hold), a->value);
 		g_message("%s: delay over, memory.max back to %" PRIu64 " (the kernel's OOM killer "
 			  "acts): %s in %.1f ms (write began at boottime %.1f ms; last timer tick %.1f ms "
 			  "late)", cg_path(g, p, sizeof p), a->value, r < 0 ? g_strerror(-r) : "done",

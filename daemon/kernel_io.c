@@ -227,24 +227,67 @@ static int events_from(int dirfd, int fd, const char *name, od_kio_events *ev)
 	return r;
 }
 
-int od_kio_read_events(int dirfd, const char *name, od_kio_events *ev)
+/* ---- the files of a reading and of the kills, kept open or opened per use ---- */
+
+static const struct {
+	const char *name;
+	int flags;
+} hold_file[OD_KIO_NHOLD] = {
+	[OD_KIO_CURRENT] = { "memory.current", O_RDONLY },
+	[OD_KIO_EVENTS] = { "memory.events", O_RDONLY },
+	[OD_KIO_EVENTS_LOCAL] = { "memory.events.local", O_RDONLY },
+	[OD_KIO_CGROUP_EVENTS] = { "cgroup.events", O_RDONLY },
+	[OD_KIO_MAX] = { "memory.max", O_WRONLY },
+	[OD_KIO_PROCS] = { "cgroup.procs", O_RDONLY },
+	[OD_KIO_KILL] = { "cgroup.kill", O_WRONLY },
+};
+#define NREADING (OD_KIO_CGROUP_EVENTS + 1) /* a reading's files come first */
+
+/* kept's descriptor of file i, or, without kept, one opened for this use alone
+ * (give it back with put_fd). */
+static int get_fd(int dirfd, const od_kio_hold_files *kept, int i)
 {
-	int fd = open_read(dirfd, name, false);
-	if (fd < 0)
-		return fd;
-	int r = events_from(dirfd, fd, name, ev);
-	close(fd);
-	return r;
+	if (kept)
+		return kept->fd[i];
+	int fd = open_file(dirfd, hold_file[i].name, hold_file[i].flags);
+	/* a reading's file gone: the cgroup went away under us, which is routine */
+	if (fd < 0 && !(fd == -ENOENT && i < NREADING))
+		LOGW(dirfd, "%s: open: %s", hold_file[i].name, g_strerror(-fd));
+	return fd;
 }
 
-/* ---- a reading: memory.current, memory.events(.local), cgroup.events ----- */
+static void put_fd(const od_kio_hold_files *kept, int fd)
+{
+	if (!kept && fd >= 0)
+		close(fd);
+}
 
-#define NREADING 4
-G_STATIC_ASSERT(G_N_ELEMENTS(((od_kio_hold_files *)0)->reading) == NREADING);
-static const char *const reading_files[NREADING] = { "memory.current", "memory.events",
-						      "memory.events.local", "cgroup.events" };
+int od_kio_hold_open(int dirfd, od_kio_hold_files *h)
+{
+	int e = 0;
+	for (int i = 0; i < OD_KIO_NHOLD; i++)
+		h->fd[i] = -1;
+	for (int i = 0; i < OD_KIO_NHOLD && !e; i++)
+		if ((h->fd[i] = open_file(dirfd, hold_file[i].name, hold_file[i].flags)) < 0)
+			e = h->fd[i];
+	if (e) {
+		if (e != -ENOENT)
+			LOGW(dirfd, "open the files of a hold: %s", g_strerror(-e));
+		od_kio_hold_close(h);
+	}
+	return e;
+}
 
-/* The reading from open descriptors of reading_files, in that order. */
+void od_kio_hold_close(od_kio_hold_files *h)
+{
+	for (int i = 0; i < OD_KIO_NHOLD; i++) {
+		if (h->fd[i] >= 0)
+			close(h->fd[i]);
+		h->fd[i] = -1;
+	}
+}
+
+/* The reading from open descriptors of a reading's files, in hold_file's order. */
 static int reading_from(int dirfd, const int fd[NREADING], oe_reading *r)
 {
 	char buf[64];
@@ -252,12 +295,12 @@ static int reading_from(int dirfd, const int fd[NREADING], oe_reading *r)
 	ssize_t n;
 	int e;
 	memset(r, 0, sizeof *r);
-	if ((n = read_fd(dirfd, fd[0], reading_files[0], buf, sizeof buf)) < 0)
+	if ((n = read_fd(dirfd, fd[OD_KIO_CURRENT], "memory.current", buf, sizeof buf)) < 0)
 		return (int)n;
-	if ((e = u64_content(dirfd, reading_files[0], buf, (size_t)n, &r->current)) < 0 ||
-	    (e = events_from(dirfd, fd[1], reading_files[1], &ev)) < 0 ||
-	    (e = events_from(dirfd, fd[2], reading_files[2], &loc)) < 0 ||
-	    (e = events_from(dirfd, fd[3], reading_files[3], &cev)) < 0)
+	if ((e = u64_content(dirfd, "memory.current", buf, (size_t)n, &r->current)) < 0 ||
+	    (e = events_from(dirfd, fd[OD_KIO_EVENTS], "memory.events", &ev)) < 0 ||
+	    (e = events_from(dirfd, fd[OD_KIO_EVENTS_LOCAL], "memory.events.local", &loc)) < 0 ||
+	    (e = events_from(dirfd, fd[OD_KIO_CGROUP_EVENTS], "cgroup.events", &cev)) < 0)
 		return e;
 	r->ev_high = ev.high;
 	r->ev_max = ev.max;
@@ -269,36 +312,50 @@ static int reading_from(int dirfd, const int fd[NREADING], oe_reading *r)
 	return 0;
 }
 
-int od_kio_read_reading(int dirfd, oe_reading *r)
+int od_kio_read_reading(int dirfd, const od_kio_hold_files *kept, oe_reading *r)
 {
-	int fd[NREADING], e = 0;
-	size_t opened = 0;
-	for (; opened < NREADING && !e; opened++)
-		if ((fd[opened] = open_read(dirfd, reading_files[opened], opened == 0)) < 0)
-			e = fd[opened];
+	int fd[NREADING], e = 0, got = 0;
+	for (; got < NREADING && !e; got++)
+		if ((fd[got] = get_fd(dirfd, kept, got)) < 0)
+			e = fd[got];
 	if (!e)
 		e = reading_from(dirfd, fd, r);
-	for (size_t i = 0; i < opened; i++)
-		if (fd[i] >= 0)
-			close(fd[i]);
+	for (int i = 0; i < got; i++)
+		put_fd(kept, fd[i]);
 	return e;
 }
 
-/* The lines of an open cgroup.procs, read from offset 0 (a kept descriptor re-reads
- * it: the kernel restarts its task iterator at offset 0). */
-static int count_procs_fd(int dirfd, int fd, uint64_t *n)
+int od_kio_write_max(int dirfd, const od_kio_hold_files *kept, uint64_t v)
 {
+	char buf[32];
+	format_u64(buf, v);
+	int fd = get_fd(dirfd, kept, OD_KIO_MAX);
+	if (fd < 0)
+		return fd;
+	int r = write_fd(dirfd, fd, "memory.max", buf);
+	put_fd(kept, fd);
+	return r;
+}
+
+/* The lines of cgroup.procs, read from offset 0 (a kept descriptor re-reads it: the
+ * kernel restarts its task iterator at offset 0). */
+int od_kio_count_procs(int dirfd, const od_kio_hold_files *kept, uint64_t *n)
+{
+	int fd = get_fd(dirfd, kept, OD_KIO_PROCS);
+	if (fd < 0)
+		return fd;
 	char buf[4096];
 	uint64_t count = 0;
 	off_t off = 0;
+	int e = 0;
 	for (;;) {
 		ssize_t r = pread(fd, buf, sizeof buf, off);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			int e = errno;
-			LOGW(dirfd, "%s: read: %s", "cgroup.procs", g_strerror(e));
-			return -e;
+			e = -errno;
+			LOGW(dirfd, "%s: read: %s", "cgroup.procs", g_strerror(-e));
+			break;
 		}
 		if (r == 0)
 			break;
@@ -306,74 +363,18 @@ static int count_procs_fd(int dirfd, int fd, uint64_t *n)
 		for (ssize_t i = 0; i < r; i++)
 			count += buf[i] == '\n';
 	}
-	*n = count;
-	return 0;
-}
-
-int od_kio_count_procs(int dirfd, uint64_t *n)
-{
-	int fd = open_read(dirfd, "cgroup.procs", false);
-	if (fd < 0)
-		return fd;
-	int r = count_procs_fd(dirfd, fd, n);
-	close(fd);
-	return r;
-}
-
-/* ---- the files of a hold, kept open ---------------------------------------- */
-
-int od_kio_hold_open(int dirfd, od_kio_hold_files *h)
-{
-	int e = 0;
-	h->max = h->procs = h->kill = -1;
-	for (size_t i = 0; i < NREADING; i++)
-		h->reading[i] = -1;
-	for (size_t i = 0; i < NREADING && !e; i++)
-		if ((h->reading[i] = open_file(dirfd, reading_files[i], O_RDONLY)) < 0)
-			e = h->reading[i];
-	if (!e && (h->max = open_file(dirfd, "memory.max", O_WRONLY)) < 0)
-		e = h->max;
-	if (!e && (h->procs = open_file(dirfd, "cgroup.procs", O_RDONLY)) < 0)
-		e = h->procs;
-	if (!e && (h->kill = open_file(dirfd, "cgroup.kill", O_WRONLY)) < 0)
-		e = h->kill;
-	if (e) {
-		if (e != -ENOENT)
-			LOGW(dirfd, "open the files of a hold: %s", g_strerror(-e));
-		od_kio_hold_close(h);
-	}
+	put_fd(kept, fd);
+	if (!e)
+		*n = count;
 	return e;
 }
 
-void od_kio_hold_close(od_kio_hold_files *h)
+int od_kio_kill(int dirfd, const od_kio_hold_files *kept)
 {
-	int *others[] = { &h->max, &h->procs, &h->kill };
-	for (size_t i = 0; i < NREADING + G_N_ELEMENTS(others); i++) {
-		int *fd = i < NREADING ? &h->reading[i] : others[i - NREADING];
-		if (*fd >= 0)
-			close(*fd);
-		*fd = -1;
-	}
-}
-
-int od_kio_hold_read(int dirfd, const od_kio_hold_files *h, oe_reading *r)
-{
-	return reading_from(dirfd, h->reading, r);
-}
-
-int od_kio_hold_write_max(int dirfd, const od_kio_hold_files *h, uint64_t v)
-{
-	char buf[32];
-	format_u64(buf, v);
-	return write_fd(dirfd, h->max, "memory.max", buf);
-}
-
-int od_kio_hold_count_procs(int dirfd, const od_kio_hold_files *h, uint64_t *n)
-{
-	return count_procs_fd(dirfd, h->procs, n);
-}
-
-int od_kio_hold_kill(int dirfd, const od_kio_hold_files *h)
-{
-	return write_fd(dirfd, h->kill, "cgroup.kill", "1");
+	int fd = get_fd(dirfd, kept, OD_KIO_KILL);
+	if (fd < 0)
+		return fd;
+	int r = write_fd(dirfd, fd, "cgroup.kill", "1");
+	put_fd(kept, fd);
+	return r;
 }

@@ -249,6 +249,8 @@ deadline_ms() {
 	_d=$(deadline_ns "$1")
 	echo $((_d / 1000000))
 }
+# ms_left DEADLINE_NS: ms from now to the deadline (negative once it passed), on CLOCK_BOOTTIME
+ms_left() { echo $(($1 / 1000000 - $(pressure now | cut -d. -f1))); }
 # kill_times CG DEADLINE_NS: "<began> <returned>", when the daemon's kill write for CG (memory.max
 # or cgroup.kill) began and returned, minus the deadline, in ms (from its log line)
 kill_times() {

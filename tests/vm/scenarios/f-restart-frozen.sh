@@ -20,11 +20,11 @@ wait_for 7000 frozen "$cg" || fail "the held cgroup was not frozen within 7 s (f
 odt xattr get "$cg" user.oomdelayfs.state | grep -q 'frozen=1' || fail "persisted state does not say frozen: $(odt xattr get "$cg" user.oomdelayfs.state)"
 dl=$(deadline_ns "$cg")
 kill_daemon
-left=$(( dl / 1000000 - $(pressure now | cut -d. -f1) ))
+left=$(ms_left "$dl")
 [ "$left" -gt 0 ] || fail "set-up too slow: the daemon was SIGKILLed $((-left)) ms after the deadline"
 pressure killwatch "$cg" "$dl" --timeout 30000 >/tmp/kw.z 2>&1 &
 KW=$!
-odt sleep $(( dl / 1000000 - $(pressure now | cut -d. -f1) + 1000 ))
+odt sleep $(( $(ms_left "$dl") + 1000 ))
 frozen "$cg" || fail "the cgroup thawed while the daemon was dead (nobody should have)"
 alive "$HOG_PID" || fail "hog died while the daemon was dead"
 tr=$(pressure now)

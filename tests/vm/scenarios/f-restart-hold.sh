@@ -24,13 +24,13 @@ pressure killwatch "$cg" "$dl" --timeout 30000 >/tmp/kw.a 2>&1 &
 KW=$!
 usleep 300000
 kill_daemon
-log "(a) daemon killed $(( dl / 1000000 - $(pressure now | cut -d. -f1) )) ms before the deadline"
+log "(a) daemon killed $(ms_left "$dl") ms before the deadline"
 [ "$(cat "$cg/memory.max")" = $((L + 64 * MiB)) ] || fail "(a) real memory.max $(cat "$cg/memory.max") after the crash, not L + ceiling"
 usleep 1000000
 alive "$HA" || fail "(a) hog died while the daemon was dead (before the deadline)"
 [ "$(evkey "$cg" oom_kill)" = "$k0" ] || fail "(a) oom_kill moved while the daemon was dead"
 restart_daemon
-left=$(( dl / 1000000 - $(pressure now | cut -d. -f1) ))
+left=$(ms_left "$dl")
 log "(a) restarted, $left ms before the deadline"
 [ "$left" -gt 100 ] || fail "(a) restart took too long: only $left ms were left of the hold"
 wait "$KW" || fail "(a) no kill within 30 s: $(cat /tmp/kw.a)"
@@ -59,12 +59,12 @@ HB=$HOG_PID
 wait_for 30000 uoom "$s" || fail "(b) no hold within 30 s: $(hold_state "$cg" "$s")"
 dl=$(deadline_ns "$cg")
 kill_daemon
-left_b=$(( dl / 1000000 - $(pressure now | cut -d. -f1) ))
+left_b=$(ms_left "$dl")
 log "(b) daemon killed $left_b ms before the deadline"
 [ "$left_b" -gt 0 ] || fail "(b) set-up too slow: the daemon was SIGKILLed $((-left_b)) ms after the deadline"
 pressure killwatch "$cg" "$dl" --timeout 30000 >/tmp/kw.b 2>&1 &
 KW=$!
-odt sleep $(( dl / 1000000 - $(pressure now | cut -d. -f1) + 1500 ))
+odt sleep $(( $(ms_left "$dl") + 1500 ))
 # why_dead: what the kernel and the dead daemon's log say about the hog's death
 why_dead() {
 	echo "oom_kill $k0->$(evkey "$cg" oom_kill), real max $(cat "$cg/memory.max"), events:" \
