@@ -78,6 +78,17 @@ struct od_controller {
 	int tfd;
 	int64_t armed;
 	int64_t tick_late; /* how late the last timer tick ran (ns; atomic), for the kill's log line */
+	/* The slowest action the loop thread ran since the last tick (loop thread only): a
+	 * late tick's log line then tells our own slow work from a daemon starved or
+	 * blocked elsewhere. */
+	int64_t slow_ns;
+	oe_action slow_act;
+	/* The loop thread's /proc/thread-self/schedstat (kept open, read after each tick's
+	 * actions) and its last reading: a late tick's line splits the delay into time the
+	 * thread ran, waited for a CPU, and slept or was blocked. -1: not opened yet. */
+	int sched_fd;
+	uint64_t sched_run, sched_wait;
+	int64_t sched_at;
 	GHashTable *cgs; /* &id -> od_cg* */
 	oe_action *buf;
 	oe_actions acts;
@@ -347,6 +358,18 @@ static void do_kill_group(od_controller *c, od_cg *g)
 	finish_locked(c);
 }
 
+static const char *act_name(oe_action_kind k)
+{
+	static const char *const names[] = {
+		[OE_ACT_SET_HIGH] = "SET_HIGH", [OE_ACT_SET_MAX] = "SET_MAX",
+		[OE_ACT_KILL_KERNEL] = "KILL_KERNEL", [OE_ACT_KILL_GROUP] = "KILL_GROUP",
+		[OE_ACT_FREEZE] = "FREEZE", [OE_ACT_THAW] = "THAW", [OE_ACT_NOTIFY] = "NOTIFY",
+		[OE_ACT_CHANGED] = "CHANGED", [OE_ACT_SAMPLE] = "SAMPLE", [OE_ACT_PERSIST] = "PERSIST",
+		[OE_ACT_FORGET] = "FORGET", [OE_ACT_LOG] = "LOG",
+	};
+	return (size_t)k < G_N_ELEMENTS(names) && names[k] ? names[k] : "?";
+}
+
 static void run_one(od_controller *c, const oe_action *a, od_cg *g)
 {
 	char p[256];
@@ -435,8 +458,15 @@ static void run_batch(od_controller *c, const oe_action *v, od_cg **cgs, size_t 
 				return;
 			}
 		}
-		for (; i < n && !blocking(v[i].kind); i++)
+		for (; i < n && !blocking(v[i].kind); i++) {
+			int64_t t0 = od_now();
 			run_one(c, &v[i], cgs[i]);
+			int64_t took = od_now() - t0;
+			if (took > c->slow_ns) {
+				c->slow_ns = took;
+				c->slow_act = v[i];
+			}
+		}
 		if (i < n)
 			enqueue(c, v + i, cgs + i, n - i);
 		return;
@@ -536,6 +566,7 @@ od_controller *od_controller_new(int root_fd, const oe_config *cfg)
 	c->cfg = *cfg;
 	c->root_fd = root_fd;
 	c->armed = OE_NO_DEADLINE;
+	c->sched_fd = -1;
 	c->eng = oe_new(cfg);
 	c->cgs = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, (GDestroyNotify)cg_unref);
 	ensure_room_locked(c, 0);
@@ -568,6 +599,8 @@ void od_controller_free(od_controller *c)
 	g_free(c->buf);
 	g_free(c->pool);
 	close(c->tfd);
+	if (c->sched_fd >= 0)
+		close(c->sched_fd);
 	g_mutex_clear(&c->lock);
 	g_mutex_clear(&c->qlock);
 	g_cond_clear(&c->qcond);
@@ -592,6 +625,24 @@ int od_controller_timerfd(od_controller *c)
 	return c->tfd;
 }
 
+/* The loop thread's CPU time and run-queue wait (ns), from a descriptor kept open
+ * (opened on the loop thread, at its first tick). False if the kernel has none. */
+static bool read_schedstat(od_controller *c, uint64_t *run, uint64_t *wait)
+{
+	if (c->sched_fd == -1)
+		c->sched_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	if (c->sched_fd < 0) {
+		c->sched_fd = -2; /* not again */
+		return false;
+	}
+	char buf[96];
+	ssize_t n = pread(c->sched_fd, buf, sizeof buf - 1, 0);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return sscanf(buf, "%" SCNu64 " %" SCNu64, run, wait) == 2;
+}
+
 void od_controller_tick(od_controller *c)
 {
 	uint64_t expirations;
@@ -604,9 +655,29 @@ void od_controller_tick(od_controller *c)
 	__atomic_store_n(&c->tick_late, late, __ATOMIC_RELAXED);
 	oe_tick(c->eng, now, &c->acts);
 	finish_locked(c);
-	/* Logged after the tick's actions: a kill must not wait for the logger. */
-	if (late > 100 * 1000000LL)
-		g_message("timer %.1f ms late (the loop was busy or the daemon starved)", late / 1e6);
+	/* Read and logged after the tick's actions: a kill must not wait for either. */
+	uint64_t run = 0, wait = 0;
+	bool have = read_schedstat(c, &run, &wait);
+	int64_t at = od_now();
+	if (late > 100 * 1000000LL) {
+		char why[160] = "";
+		if (have && c->sched_at) {
+			double span = (at - c->sched_at) / 1e6, ran = (run - c->sched_run) / 1e6,
+			       waited = (wait - c->sched_wait) / 1e6;
+			snprintf(why, sizeof why, "; in the %.1f ms since the previous tick the loop "
+				 "thread ran %.1f ms, waited %.1f ms for a CPU, slept or was blocked "
+				 "%.1f ms", span, ran, waited, span - ran - waited);
+		}
+		g_message("timer %.1f ms late%s; the loop's slowest action since then: %s of cgroup %" PRIu64
+			  ", %.1f ms", late / 1e6, why, c->slow_ns ? act_name(c->slow_act.kind) : "none",
+			  c->slow_act.id, c->slow_ns / 1e6);
+	}
+	c->slow_ns = 0;
+	if (have) {
+		c->sched_run = run;
+		c->sched_wait = wait;
+		c->sched_at = at;
+	}
 }
 
 static uint64_t read_knob(int fd, const char *name)
