@@ -85,7 +85,7 @@ struct od_controller {
 	oe_action slow_act;
 	/* The loop thread's /proc/thread-self/schedstat (kept open, read after each tick's
 	 * actions) and its last reading: a late tick's line splits the delay into time the
-	 * thread ran, waited for a CPU, and slept or was blocked. -1: not opened yet. */
+	 * thread ran, waited for a CPU, and slept or was blocked. -1 if it cannot be opened. */
 	int sched_fd;
 	uint64_t sched_run, sched_wait;
 	int64_t sched_at;
@@ -566,7 +566,9 @@ od_controller *od_controller_new(int root_fd, const oe_config *cfg)
 	c->cfg = *cfg;
 	c->root_fd = root_fd;
 	c->armed = OE_NO_DEADLINE;
-	c->sched_fd = -1;
+	/* Opened here, once: main() creates the controller on the thread that then runs
+	 * the loop, and a descriptor opened later would look leaked to anyone counting. */
+	c->sched_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
 	c->eng = oe_new(cfg);
 	c->cgs = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, (GDestroyNotify)cg_unref);
 	ensure_room_locked(c, 0);
@@ -625,16 +627,12 @@ int od_controller_timerfd(od_controller *c)
 	return c->tfd;
 }
 
-/* The loop thread's CPU time and run-queue wait (ns), from a descriptor kept open
- * (opened on the loop thread, at its first tick). False if the kernel has none. */
+/* The loop thread's CPU time and run-queue wait (ns), from the descriptor opened
+ * with the controller. False if the kernel has none. */
 static bool read_schedstat(od_controller *c, uint64_t *run, uint64_t *wait)
 {
-	if (c->sched_fd == -1)
-		c->sched_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-	if (c->sched_fd < 0) {
-		c->sched_fd = -2; /* not again */
+	if (c->sched_fd < 0)
 		return false;
-	}
 	char buf[96];
 	ssize_t n = pread(c->sched_fd, buf, sizeof buf - 1, 0);
 	if (n <= 0)
