@@ -1,18 +1,22 @@
 /* controller.c — implements controller.h: the one door to the engine.
  *
  * Threads: FUSE workers (user writes, mkdir), the glib main loop (watcher:
- * inotify, timerfd) and one actuator thread. The engine is pure and guarded by
- * `lock`; every call feeds it under the lock into the preallocated `acts`
- * buffer, copies the actions out (with a reference on each cgroup's directory
- * descriptor, so a concurrent removal cannot close it under us), re-arms the
- * timerfd, unlocks, and only then touches the kernel: a memory.max write may
- * block for as long as the kernel reclaims and kills.
+ * inotify), the deadline thread (the timerfd: hold samples and the kill
+ * decisions) and the actuators. The engine is pure and guarded by `lock`; every
+ * call feeds it under the lock into the preallocated `acts` buffer, copies the
+ * actions out (with a reference on each cgroup's directory descriptor, so a
+ * concurrent removal cannot close it under us), re-arms the timerfd, unlocks,
+ * and only then touches the kernel: a memory.max write may block for as long as
+ * the kernel reclaims and kills.
  *
  * Calls from FUSE workers carry their actions out inline (the caller's write
- * blocks as it would natively). The main loop must never block, so from the
- * loop thread a batch that contains a blocking write (SET_MAX, KILL_KERNEL,
- * KILL_GROUP) is handed, from that action on, to the actuators; while they have
- * work, later loop batches queue behind it so their order holds.
+ * blocks as it would natively). The loop and the deadline thread must never
+ * block: each runs inline only what cannot (the loop: reads and notifications;
+ * the deadline thread: samples through kept descriptors) and hands the rest of a
+ * batch, from its first kernel write on, to the actuators. Deadlines have a
+ * thread of their own because the loop, under global pressure, was seen blocked
+ * in the kernel for 600 ms outside any of its actions (docs/DESIGN.md, "the late
+ * tick"); the deadline thread touches no new memory and takes no lock but ours.
  *
  * There are NACTUATORS actuator threads, so that a kill the kernel is slow to carry
  * out (its reclaim retries inside the memory.max write: up to hundreds of ms under
@@ -54,6 +58,7 @@ typedef struct od_batch {
 	size_t n;
 	bool pooled;
 	bool running; /* taken by an actuator; stays queued until done */
+	bool urgent;  /* carries a kill: the reserved actuator takes only these */
 	od_cg **cgs;
 	oe_action *v;
 } od_batch;
@@ -78,14 +83,16 @@ struct od_controller {
 	int tfd;
 	int64_t armed;
 	int64_t tick_late; /* how late the last timer tick ran (ns; atomic), for the kill's log line */
-	/* The slowest action the loop thread ran since the last tick (loop thread only): a
-	 * late tick's log line then tells our own slow work from a daemon starved or
-	 * blocked elsewhere. */
+	/* The deadline thread: it alone reads the timerfd. Fields below it are its own. */
+	GThread *deadlines;
+	gint deadlines_stop;
+	/* The slowest action the deadline thread ran since the last tick: a late tick's
+	 * log line then tells our own slow work from a daemon starved or blocked elsewhere. */
 	int64_t slow_ns;
 	oe_action slow_act;
-	/* The loop thread's /proc/thread-self/schedstat (kept open, read after each tick's
-	 * actions) and its last reading: a late tick's line splits the delay into time the
-	 * thread ran, waited for a CPU, and slept or was blocked. -1 if it cannot be opened. */
+	/* Its /proc/thread-self/schedstat (kept open, read after each tick's actions) and
+	 * its last reading: a late tick's line splits the delay into time the thread ran,
+	 * waited for a CPU, and slept or was blocked. -1 if it cannot be opened. */
 	int sched_fd;
 	uint64_t sched_run, sched_wait;
 	int64_t sched_at;
@@ -108,6 +115,19 @@ struct od_controller {
 };
 
 static GPrivate nesting; /* per-thread depth of nested batches (SAMPLE) */
+static _Thread_local bool is_deadline_thread;
+
+/* Pages are locked as they are first touched (MCL_ONFAULT), and a first touch
+ * under global pressure allocates and can stall in reclaim: the threads on the
+ * deadline -> kill path touch their stack, and the controller its buffers, up
+ * front. */
+#define PREFAULT_STACK (64 * 1024)
+static void __attribute__((noinline)) prefault_stack(void)
+{
+	volatile char probe[PREFAULT_STACK];
+	for (size_t i = 0; i < sizeof probe; i += 4096)
+		probe[i] = 0;
+}
 
 int64_t od_now(void)
 {
@@ -164,6 +184,7 @@ static void ensure_room_locked(od_controller *c, size_t extra_nodes)
 		return;
 	size_t cap = MAX(need, 2 * c->acts.cap);
 	c->buf = g_renew(oe_action, c->buf, cap);
+	memset(c->buf, 0, cap * sizeof *c->buf); /* touched now, not on the kill path */
 	oe_actions_init(&c->acts, c->buf, cap);
 }
 
@@ -200,20 +221,32 @@ static void copy_out_locked(od_controller *c, oe_action *v, od_cg **cgs)
 
 /* ---- carrying actions out ---------------------------------------------- */
 
-static bool blocking(oe_action_kind k)
-{
-	return k == OE_ACT_SET_MAX || k == OE_ACT_KILL_KERNEL || k == OE_ACT_KILL_GROUP;
-}
-
 /* Actions that change the real tree; the ones that must keep their order. */
 static bool writes_kernel(oe_action_kind k)
 {
 	return k != OE_ACT_SAMPLE && k != OE_ACT_NOTIFY && k != OE_ACT_CHANGED && k != OE_ACT_LOG;
 }
 
-static bool on_loop_thread(void)
+static bool is_kill(oe_action_kind k)
 {
-	return g_main_context_is_owner(g_main_context_default());
+	return k == OE_ACT_KILL_KERNEL || k == OE_ACT_KILL_GROUP;
+}
+
+/* How many of a batch's first actions this thread may carry out itself. */
+static size_t inline_prefix(const oe_action *v, size_t n)
+{
+	size_t i = 0;
+	if (is_deadline_thread) {
+		/* Samples read through descriptors kept open since the hold began. */
+		while (i < n && v[i].kind == OE_ACT_SAMPLE)
+			i++;
+	} else if (g_main_context_is_owner(g_main_context_default())) {
+		while (i < n && !writes_kernel(v[i].kind))
+			i++;
+	} else {
+		i = n; /* a FUSE worker or an actuator: may block */
+	}
+	return i;
 }
 
 static void enqueue(od_controller *c, const oe_action *v, od_cg **cgs, size_t n)
@@ -233,6 +266,9 @@ static void enqueue(od_controller *c, const oe_action *v, od_cg **cgs, size_t n)
 	}
 	b->next = NULL;
 	b->running = false;
+	b->urgent = false;
+	for (size_t i = 0; i < n; i++)
+		b->urgent |= is_kill(v[i].kind);
 	b->n = n;
 	memcpy(b->v, v, n * sizeof(oe_action));
 	for (size_t i = 0; i < n; i++)
@@ -249,6 +285,7 @@ static void enqueue(od_controller *c, const oe_action *v, od_cg **cgs, size_t n)
 }
 
 static void run_batch(od_controller *c, const oe_action *v, od_cg **cgs, size_t n);
+static void stop_deadlines(od_controller *c);
 
 /* Feeds a finished engine call's actions out: locked on entry, unlocked on return. */
 static void finish_locked(od_controller *c)
@@ -440,39 +477,21 @@ static void run_one(od_controller *c, const oe_action *a, od_cg *g)
 
 static void run_batch(od_controller *c, const oe_action *v, od_cg **cgs, size_t n)
 {
-	size_t i = 0;
-	if (on_loop_thread()) {
-		/* While the actuator has work, a batch that writes to the kernel queues
-		 * behind it so the order of writes holds. Reads, notifications and logs
-		 * still run at once: the 10 ms samples of other holds stay fresh while a
-		 * kill blocks in the actuator (their own writes then queue). */
-		g_mutex_lock(&c->qlock);
-		bool busy = c->pending > 0;
-		g_mutex_unlock(&c->qlock);
-		if (busy) {
-			bool writes = false;
-			for (size_t k = 0; k < n && !writes; k++)
-				writes = writes_kernel(v[k].kind);
-			if (writes) {
-				enqueue(c, v, cgs, n);
-				return;
-			}
-		}
-		for (; i < n && !blocking(v[i].kind); i++) {
-			int64_t t0 = od_now();
-			run_one(c, &v[i], cgs[i]);
-			int64_t took = od_now() - t0;
-			if (took > c->slow_ns) {
-				c->slow_ns = took;
-				c->slow_act = v[i];
-			}
-		}
-		if (i < n)
-			enqueue(c, v + i, cgs + i, n - i);
-		return;
-	}
-	for (; i < n; i++)
+	size_t k = inline_prefix(v, n);
+	for (size_t i = 0; i < k; i++) {
+		int64_t t0 = od_now();
 		run_one(c, &v[i], cgs[i]);
+		int64_t took = od_now() - t0;
+		if (is_deadline_thread && took > c->slow_ns) {
+			c->slow_ns = took;
+			c->slow_act = v[i];
+		}
+	}
+	/* Queued batches keep each cgroup's order (pick_locked), so everything that
+	 * writes from the loop or the deadline thread goes through the queue, even
+	 * when it is empty: a write run inline could pass one queued before it. */
+	if (k < n)
+		enqueue(c, v + k, cgs + k, n - k);
 }
 
 /* Does batch a name a cgroup that batch b names? */
@@ -485,28 +504,42 @@ static bool overlaps(const od_batch *a, const od_batch *b)
 	return false;
 }
 
-/* The first waiting batch that no batch queued before it overlaps. Under qlock. */
-static od_batch *pick_locked(od_controller *c)
+/* The first waiting batch that no batch queued before it overlaps, a kill first.
+ * Under qlock. */
+static od_batch *pick_locked(od_controller *c, bool urgent_only)
 {
-	for (od_batch *b = c->qhead; b; b = b->next) {
-		if (b->running)
-			continue;
-		bool blocked = false;
-		for (od_batch *e = c->qhead; e != b && !blocked; e = e->next)
-			blocked = overlaps(e, b);
-		if (!blocked)
-			return b;
+	for (int pass = 0; pass < (urgent_only ? 1 : 2); pass++) {
+		for (od_batch *b = c->qhead; b; b = b->next) {
+			if (b->running || (pass == 0 && !b->urgent))
+				continue;
+			bool blocked = false;
+			for (od_batch *e = c->qhead; e != b && !blocked; e = e->next)
+				blocked = overlaps(e, b);
+			if (!blocked)
+				return b;
+		}
 	}
 	return NULL;
 }
 
+typedef struct {
+	od_controller *c;
+	bool kills_only;
+} od_actuator_arg;
+
+/* Actuator 0 takes only kills, so that persisting and knob writes stalled in
+ * reclaim (a setxattr was seen taking 315 ms under load) cannot hold every actuator
+ * when a deadline passes. */
 static gpointer actuator_main(gpointer data)
 {
-	od_controller *c = data;
+	od_controller *c = ((od_actuator_arg *)data)->c;
+	bool kills_only = ((od_actuator_arg *)data)->kills_only;
+	g_free(data);
+	prefault_stack();
 	for (;;) {
 		g_mutex_lock(&c->qlock);
 		od_batch *b;
-		while (!(b = pick_locked(c)) && !(c->stopping && !c->qhead))
+		while (!(b = pick_locked(c, kills_only)) && !(c->stopping && !c->qhead))
 			g_cond_wait(&c->qcond, &c->qlock);
 		if (!b) {
 			g_mutex_unlock(&c->qlock);
@@ -554,7 +587,8 @@ static void drain_actuator(od_controller *c)
 od_controller *od_controller_new(int root_fd, const oe_config *cfg)
 {
 	od_controller *c = g_new0(od_controller, 1);
-	c->tfd = timerfd_create(CLOCK_BOOTTIME, TFD_NONBLOCK | TFD_CLOEXEC);
+	/* Blocking: the deadline thread sleeps in read() until the earliest deadline. */
+	c->tfd = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC);
 	if (c->tfd < 0) {
 		g_critical("timerfd_create(CLOCK_BOOTTIME): %s", g_strerror(errno));
 		g_free(c);
@@ -566,13 +600,12 @@ od_controller *od_controller_new(int root_fd, const oe_config *cfg)
 	c->cfg = *cfg;
 	c->root_fd = root_fd;
 	c->armed = OE_NO_DEADLINE;
-	/* Opened here, once: main() creates the controller on the thread that then runs
-	 * the loop, and a descriptor opened later would look leaked to anyone counting. */
-	c->sched_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	c->sched_fd = -1;
 	c->eng = oe_new(cfg);
 	c->cgs = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, (GDestroyNotify)cg_unref);
 	ensure_room_locked(c, 0);
-	c->pool = g_new0(od_pooled_batch, POOL_BATCHES);
+	c->pool = g_new(od_pooled_batch, POOL_BATCHES);
+	memset(c->pool, 0, POOL_BATCHES * sizeof *c->pool); /* touched now (see prefault_stack) */
 	for (int i = 0; i < POOL_BATCHES; i++) {
 		od_batch *b = &c->pool[i].b;
 		b->pooled = true;
@@ -581,8 +614,11 @@ od_controller *od_controller_new(int root_fd, const oe_config *cfg)
 		b->next = c->free_batches;
 		c->free_batches = b;
 	}
-	for (int i = 0; i < NACTUATORS; i++)
-		c->actuator[i] = g_thread_new("oomd-actuator", actuator_main, c);
+	for (int i = 0; i < NACTUATORS; i++) {
+		od_actuator_arg *a = g_new(od_actuator_arg, 1);
+		*a = (od_actuator_arg){ .c = c, .kills_only = i == 0 };
+		c->actuator[i] = g_thread_new(i == 0 ? "oomd-killer" : "oomd-actuator", actuator_main, a);
+	}
 	return c;
 }
 
@@ -590,6 +626,7 @@ void od_controller_free(od_controller *c)
 {
 	if (!c)
 		return;
+	stop_deadlines(c);
 	g_mutex_lock(&c->qlock);
 	c->stopping = true;
 	g_cond_broadcast(&c->qcond);
@@ -622,11 +659,6 @@ void od_controller_set_hooks(od_controller *c, const od_hooks *h)
 	g_mutex_unlock(&c->lock);
 }
 
-int od_controller_timerfd(od_controller *c)
-{
-	return c->tfd;
-}
-
 /* The loop thread's CPU time and run-queue wait (ns), from the descriptor opened
  * with the controller. False if the kernel has none. */
 static bool read_schedstat(od_controller *c, uint64_t *run, uint64_t *wait)
@@ -641,14 +673,15 @@ static bool read_schedstat(od_controller *c, uint64_t *run, uint64_t *wait)
 	return sscanf(buf, "%" SCNu64 " %" SCNu64, run, wait) == 2;
 }
 
-void od_controller_tick(od_controller *c)
+/* woke: when read() on the timerfd returned. A late tick's line tells a late
+ * wake-up (the timer's interrupt, or the whole VM not running) from a wait for
+ * the engine's lock. */
+static void tick(od_controller *c, int64_t woke)
 {
-	uint64_t expirations;
-	while (read(c->tfd, &expirations, sizeof expirations) < 0 && errno == EINTR)
-		;
 	g_mutex_lock(&c->lock);
 	int64_t now = od_now();
-	int64_t late = c->armed > 0 && c->armed != OE_NO_DEADLINE ? now - c->armed : 0;
+	int64_t armed = c->armed;
+	int64_t late = armed > 0 && armed != OE_NO_DEADLINE ? now - armed : 0;
 	c->armed = INT64_MIN; /* the timer has fired: always re-arm */
 	__atomic_store_n(&c->tick_late, late, __ATOMIC_RELAXED);
 	oe_tick(c->eng, now, &c->acts);
@@ -658,17 +691,19 @@ void od_controller_tick(od_controller *c)
 	bool have = read_schedstat(c, &run, &wait);
 	int64_t at = od_now();
 	if (late > 100 * 1000000LL) {
-		char why[160] = "";
+		char why[192] = "";
 		if (have && c->sched_at) {
 			double span = (at - c->sched_at) / 1e6, ran = (run - c->sched_run) / 1e6,
 			       waited = (wait - c->sched_wait) / 1e6;
-			snprintf(why, sizeof why, "; in the %.1f ms since the previous tick the loop "
+			snprintf(why, sizeof why, "; in the %.1f ms since the previous tick the deadline "
 				 "thread ran %.1f ms, waited %.1f ms for a CPU, slept or was blocked "
 				 "%.1f ms", span, ran, waited, span - ran - waited);
 		}
-		g_message("timer %.1f ms late%s; the loop's slowest action since then: %s of cgroup %" PRIu64
-			  ", %.1f ms", late / 1e6, why, c->slow_ns ? act_name(c->slow_act.kind) : "none",
-			  c->slow_act.id, c->slow_ns / 1e6);
+		g_message("timer %.1f ms late (woken %.1f ms after it was due, then %.1f ms for the "
+			  "engine's lock)%s; its slowest action since then: %s of cgroup %" PRIu64
+			  ", %.1f ms", late / 1e6, (woke - armed) / 1e6, (now - woke) / 1e6, why,
+			  c->slow_ns ? act_name(c->slow_act.kind) : "none", c->slow_act.id,
+			  c->slow_ns / 1e6);
 	}
 	c->slow_ns = 0;
 	if (have) {
@@ -676,6 +711,50 @@ void od_controller_tick(od_controller *c)
 		c->sched_wait = wait;
 		c->sched_at = at;
 	}
+}
+
+static gpointer deadline_main(gpointer data)
+{
+	od_controller *c = data;
+	is_deadline_thread = true;
+	prefault_stack();
+	c->sched_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	while (!g_atomic_int_get(&c->deadlines_stop)) {
+		uint64_t expirations;
+		if (read(c->tfd, &expirations, sizeof expirations) < 0) {
+			if (errno != EINTR) {
+				/* Cannot happen with a valid timerfd; never spin on it. */
+				g_critical("read timerfd: %s", g_strerror(errno));
+				g_usleep(1000);
+			}
+			continue;
+		}
+		if (!g_atomic_int_get(&c->deadlines_stop))
+			tick(c, od_now());
+	}
+	return NULL;
+}
+
+static void stop_deadlines(od_controller *c)
+{
+	if (!c->deadlines)
+		return;
+	/* Woken by a timer that has already passed; it sees the flag first. */
+	g_atomic_int_set(&c->deadlines_stop, 1);
+	struct itimerspec its = { .it_value = { .tv_nsec = 1 } };
+	g_mutex_lock(&c->lock);
+	if (timerfd_settime(c->tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
+		g_critical("timerfd_settime: %s", g_strerror(errno));
+	c->armed = 1;
+	g_mutex_unlock(&c->lock);
+	g_thread_join(c->deadlines);
+	c->deadlines = NULL;
+}
+
+void od_controller_start_deadlines(od_controller *c)
+{
+	if (!c->deadlines)
+		c->deadlines = g_thread_new("oomd-deadlines", deadline_main, c);
 }
 
 static uint64_t read_knob(int fd, const char *name)
@@ -933,8 +1012,10 @@ bool od_controller_view(od_controller *c, uint64_t id, oe_view *v)
 
 void od_controller_release_all(od_controller *c)
 {
-	/* Whatever the actuator still has (a freeze behind a kill...) must land
-	 * before the hand-back, or it could undo it. */
+	/* No tick may queue a kill behind our back once we look, and whatever the
+	 * actuators still have (a freeze behind a kill...) must land before the
+	 * hand-back, or it could undo it. */
+	stop_deadlines(c);
 	drain_actuator(c);
 	g_mutex_lock(&c->lock);
 	oe_release_all(c->eng, &c->acts);

@@ -50,7 +50,7 @@ struct od_watcher {
 	wnode *root;
 	GHashTable *by_id;  /* &id -> wnode* (owning) */
 	GHashTable *by_wd;  /* wd -> wref* (owning) */
-	guint src_inotify, src_timer, src_int, src_term, src_hup;
+	guint src_inotify, src_int, src_term, src_hup;
 	void (*stop)(void *ud);
 	void *stop_ud;
 	/* A rename (cgroupfs allows it within one parent) in flight: IN_MOVED_FROM
@@ -355,7 +355,7 @@ static gboolean on_inotify(gint fd, GIOCondition cond, gpointer ud)
 	char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
 	(void)cond;
 	/* One read per dispatch: under a stream of events (a throttled cgroup) the loop
-	 * must come back to the timerfd, whose source also has the higher priority. */
+	 * must come back to its other sources. */
 	ssize_t len;
 	while ((len = read(fd, buf, sizeof buf)) < 0 && errno == EINTR)
 		;
@@ -370,15 +370,6 @@ static gboolean on_inotify(gint fd, GIOCondition cond, gpointer ud)
 		p += sizeof *ev + ev->len;
 	}
 	run_deferred(w);
-	return G_SOURCE_CONTINUE;
-}
-
-static gboolean on_timer(gint fd, GIOCondition cond, gpointer ud)
-{
-	od_watcher *w = ud;
-	(void)fd;
-	(void)cond;
-	od_controller_tick(w->ctl);
 	return G_SOURCE_CONTINUE;
 }
 
@@ -440,9 +431,9 @@ od_watcher *od_watcher_new(od_controller *c, int root_fd, bool watch, GError **e
 		  (g_get_monotonic_time() - t0) / 1000.0);
 	if (watch) {
 		w->src_inotify = g_unix_fd_add(w->ifd, G_IO_IN, on_inotify, w);
-		/* Deadlines first: a kill must not wait behind a batch of inotify events. */
-		w->src_timer = g_unix_fd_add_full(G_PRIORITY_HIGH, od_controller_timerfd(c), G_IO_IN,
-						  on_timer, w, NULL);
+		/* Deadlines on their own thread: a kill must not wait behind inotify events,
+		 * nor behind a loop blocked in the kernel. */
+		od_controller_start_deadlines(c);
 	}
 	return w;
 }
@@ -467,7 +458,7 @@ void od_watcher_free(od_watcher *w)
 {
 	if (!w)
 		return;
-	guint *srcs[] = { &w->src_inotify, &w->src_timer, &w->src_int, &w->src_term, &w->src_hup };
+	guint *srcs[] = { &w->src_inotify, &w->src_int, &w->src_term, &w->src_hup };
 	for (size_t i = 0; i < G_N_ELEMENTS(srcs); i++)
 		if (*srcs[i])
 			g_source_remove(*srcs[i]);

@@ -65,8 +65,7 @@ int64_t od_now(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-int od_controller_timerfd(od_controller *c) { (void)c; return -1; }
-void od_controller_tick(od_controller *c) { (void)c; }
+void od_controller_start_deadlines(od_controller *c) { (void)c; }
 void od_controller_sample(od_controller *c, uint64_t id) { (void)c; (void)id; }
 void od_controller_real_max_changed(od_controller *c, uint64_t id) { (void)c; (void)id; }
 void od_controller_release_all(od_controller *c) { (void)c; }

@@ -31,9 +31,11 @@ void od_controller_set_hooks(od_controller *c, const od_hooks *h); /* more than 
 /* Clock used for every engine input (CLOCK_BOOTTIME, ns). */
 int64_t od_now(void);
 
-/* The timerfd to watch (readable when oe_tick is due); the watcher calls tick on it. */
-int od_controller_timerfd(od_controller *c);
-void od_controller_tick(od_controller *c);
+/* Starts the deadline thread: it sleeps on the timerfd that follows
+ * oe_next_wakeup(), samples held cgroups and decides their kills, off the main
+ * loop (which may block in the kernel under pressure). Not started, no deadline
+ * passes (--release-all, tests). Stopped by od_controller_free. */
+void od_controller_start_deadlines(od_controller *c);
 
 /* A cgroup directory exists: dirfd is any fd of it (O_PATH is fine; the controller
  * opens its own), parent_id the st_ino of its parent directory (0 for the root).

@@ -4,9 +4,10 @@
  * memory event -> od_controller_sample), on each memory.max (a direct write by
  * another program -> od_controller_real_max_changed, adopted as the new L) and
  * on each cgroup.subtree_control (the memory controller enabled later makes
- * memory.* files appear, which kernfs does not report); the controller's
- * timerfd (-> od_controller_tick); and SIGINT/SIGTERM/SIGHUP. Nothing wakes up
- * periodically: without a hold the timerfd is disarmed and the loop sleeps.
+ * memory.* files appear, which kernfs does not report); and SIGINT/SIGTERM/SIGHUP.
+ * With watch, it starts the controller's deadline thread (od_controller_start_deadlines).
+ * Nothing wakes up periodically: without a hold the timerfd is disarmed and both
+ * the loop and the deadline thread sleep.
  * The real tree is only ever reached relative to root_fd (openat/fdopendir).
  */
 #ifndef OOMD_WATCHER_H

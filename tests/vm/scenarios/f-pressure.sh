@@ -22,17 +22,19 @@ MODE=${OOMD_FP_MODE:-kernel}
 start_daemon /shadow --protect 64M --kill-mode "$MODE"
 grep -q 'oomdelayfs.daemon' "/proc/$DAEMON_PID/cgroup" || fail "--protect: the daemon is in $(cat "/proc/$DAEMON_PID/cgroup"), not oomdelayfs.daemon"
 [ "$(cat $CGROOT/oomdelayfs.daemon/memory.min)" = $((64 * MiB)) ] || fail "--protect: memory.min is $(cat $CGROOT/oomdelayfs.daemon/memory.min)"
-# niceness: -20 for the main loop and the actuators, the started-with 0 for the FUSE threads
+# niceness: -20 for the main loop, the deadline thread and the actuators, the started-with 0 for
+# the FUSE threads
 nice_of() { awk '{print $19}' "$1/stat"; }
 nices=''
 for t in /proc/$DAEMON_PID/task/*; do
 	c=$(cat "$t/comm") n=$(nice_of "$t")
 	nices="$nices $c:$n"
 	case $c in
-	oomdelayfs | oomd-actuator) [ "$n" = -20 ] || fail "thread $c of the daemon runs at niceness $n, not -20:$nices" ;;
+	oomdelayfs | oomd-actuator | oomd-killer | oomd-deadlines) [ "$n" = -20 ] || fail "thread $c of the daemon runs at niceness $n, not -20:$nices" ;;
 	oomd-fuse) [ "$n" = 0 ] || fail "FUSE thread at niceness $n, not the started-with 0:$nices" ;;
 	esac
 done
+case "$nices" in *' oomd-deadlines:'* ) ;; *) fail "no deadline thread (oomd-deadlines) in the daemon:$nices" ;; esac
 log "daemon threads (comm:nice):$nices"
 for n in p q; do
 	cg=$(mkcg $n); s=/shadow${cg#$CGROOT}
