@@ -975,9 +975,13 @@ void od_controller_remove(od_controller *c, uint64_t id)
 	 * closes descriptors, and nothing but engine work may hold the lock. */
 	GPtrArray *gone = g_ptr_array_new_with_free_func((GDestroyNotify)cg_unref);
 	for (guint i = 0; i < ids->len; i++) {
-		gpointer key, val;
-		if (g_hash_table_steal_extended(c->cgs, &g_array_index(ids, uint64_t, i), &key, &val))
-			g_ptr_array_add(gone, val);
+		/* Not g_hash_table_steal_extended: the key (&g->id) is the value's address,
+		 * so glib keeps the table as a set, and there (2.74) the value it handed
+		 * back was not the od_cg: every removed cgroup's descriptors leaked. */
+		const uint64_t *id_i = &g_array_index(ids, uint64_t, i);
+		od_cg *cg = g_hash_table_lookup(c->cgs, id_i);
+		if (cg && g_hash_table_steal(c->cgs, id_i))
+			g_ptr_array_add(gone, cg);
 	}
 	rearm_locked(c);
 	engine_unlock(c);

@@ -175,3 +175,30 @@ Test(controller, hand_back_leaves_no_kill_behind, .timeout = 20)
 	cr_assert(holds("memory.max", want), "memory.max changed after the hand-back");
 	teardown();
 }
+
+static int count_fds(void)
+{
+	int n = 0;
+	GDir *d = g_dir_open("/proc/self/fd", 0, NULL);
+	cr_assert_not_null(d);
+	while (g_dir_read_name(d))
+		n++;
+	g_dir_close(d);
+	return n;
+}
+
+Test(controller, a_removed_cgroup_leaves_no_descriptor, .timeout = 20)
+{
+	setup(OE_KILL_GROUP);
+	od_controller_start_deadlines(ctl);
+	start_hold(); /* a held cgroup keeps its files open: they must go too */
+	g_usleep(50 * 1000);
+	int before = count_fds();
+	od_controller_remove(ctl, gid);
+	int after = 0;
+	for (int i = 0; i < 200 && (after = count_fds()) > before - 8; i++)
+		g_usleep(5000); /* an actuator may still hold the last reference */
+	cr_assert_leq(after, before - 8, "descriptors %d before the removal, %d after: the cgroup's "
+		      "directory and its 7 kept files should be closed", before, after);
+	teardown();
+}
