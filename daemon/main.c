@@ -154,6 +154,8 @@ int main(int argc, char **argv)
 	od_controller *ctl = od_controller_new(root_fd, &o.cfg);
 	if (!ctl)
 		return fail(OD_EXIT_FAILURE, "controller", NULL);
+	if (!o.release_all)
+		od_controller_set_rt_priority(ctl, o.rt_priority);
 	/* Adopts every cgroup and its persisted state: holds resume or finish here. */
 	od_watcher *w = od_watcher_new(ctl, root_fd, !o.release_all, &err);
 	if (!w) {

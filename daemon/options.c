@@ -23,7 +23,8 @@ static const char summary[] =
 	"\n"
 	"The daemon stays in the foreground (systemd Type=simple; logs go to stderr or the\n"
 	"journal). It locks its memory, sets its oom_score_adj to -1000 and the niceness\n"
-	"of its watcher and kill path to -20, and keeps the state of every managed cgroup\n"
+	"of its watcher and kill path to -20 (the deadlines and the kills also run at\n"
+	"SCHED_FIFO priority 1), and keeps the state of every managed cgroup\n"
 	"in the user.oomdelayfs.state extended attribute of the real cgroup directory, so\n"
 	"a restarted daemon resumes or finishes every hold.\n"
 	"SIGINT/SIGTERM hand every cgroup back to the kernel (real memory.max = L, the\n"
@@ -155,11 +156,27 @@ static gboolean opt_nice(const gchar *name, const gchar *value, gpointer data, G
 	return TRUE;
 }
 
+static gboolean opt_rt(const gchar *name, const gchar *value, gpointer data, GError **err)
+{
+	parse_ctx *p = data;
+	char *end;
+	errno = 0;
+	long v = strtol(value, &end, 10);
+	if (errno || *end || end == value || v < 0 || v > 99) {
+		g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: \"%s\" is not a SCHED_FIFO priority between 0 (off) and 99", name, value);
+		return FALSE;
+	}
+	p->o->rt_priority = (int)v;
+	return TRUE;
+}
+
 int od_options_parse(od_options *o, int argc, char **argv, GError **err)
 {
 	memset(o, 0, sizeof *o);
 	oe_config_defaults(&o->cfg);
 	o->nice = -20;
+	o->rt_priority = 1;
 	o->allow_other = true;
 	o->foreground = true;
 
@@ -199,6 +216,12 @@ int od_options_parse(od_options *o, int argc, char **argv, GError **err)
 		  "deadline comes the kill must not wait for the CPU behind the workloads (under "
 		  "global memory pressure they spend it in reclaim). The FUSE workers keep the "
 		  "niceness the daemon was started with.", "N" },
+		{ "rt-priority", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)opt_rt,
+		  "SCHED_FIFO priority of the deadline thread (it samples held cgroups and decides "
+		  "each kill) and of the actuator reserved for kills. Default 1, the lowest real-time "
+		  "priority: above every normal task, so a deadline does not wait for a CPU behind "
+		  "the workloads or the daemon's own knob writes; the kernel's real-time throttle "
+		  "still leaves 5% of each CPU to the rest. 0: no real-time, --nice only.", "N" },
 		{ "no-allow-other", 0, 0, G_OPTION_ARG_NONE, &p.no_allow_other,
 		  "Serve only root (no allow_other). By default every user may use the shadow tree "
 		  "and the kernel checks them against the real owners and modes (default_permissions).",

@@ -31,6 +31,11 @@ void od_controller_set_hooks(od_controller *c, const od_hooks *h); /* more than 
 /* Clock used for every engine input (CLOCK_BOOTTIME, ns). */
 int64_t od_now(void);
 
+/* SCHED_FIFO priority (1-99; 0 = normal scheduling) for the deadline thread and the
+ * actuator reserved for kills. Set before od_controller_start_deadlines; a refusal
+ * (no CAP_SYS_NICE) is logged once per thread and the thread keeps its niceness. */
+void od_controller_set_rt_priority(od_controller *c, int prio);
+
 /* Starts the deadline thread: it sleeps on the timerfd that follows
  * oe_next_wakeup(), samples held cgroups and decides their kills, off the main
  * loop (which may block in the kernel under pressure). Not started, no deadline

@@ -30,6 +30,8 @@ typedef struct {
 	bool v1_layout;     /* --layout v1: serve the cgroup-v1 memory layout */
 	uint64_t protect_min; /* --protect SIZE: own cgroup with memory.min; 0 = stay put */
 	int nice;             /* --nice N: niceness of the watcher and kill path (default -20) */
+	int rt_priority;      /* --rt-priority N: SCHED_FIFO of the deadline thread and the
+			       * kill actuator (default 1; 0 = none) */
 } od_options;
 
 /* Parses argv (GOptionContext). Returns OD_EXIT_OK, or OD_EXIT_USAGE with *err set. */

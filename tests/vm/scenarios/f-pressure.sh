@@ -22,8 +22,8 @@ MODE=${OOMD_FP_MODE:-kernel}
 start_daemon /shadow --protect 64M --kill-mode "$MODE"
 grep -q 'oomdelayfs.daemon' "/proc/$DAEMON_PID/cgroup" || fail "--protect: the daemon is in $(cat "/proc/$DAEMON_PID/cgroup"), not oomdelayfs.daemon"
 [ "$(cat $CGROOT/oomdelayfs.daemon/memory.min)" = $((64 * MiB)) ] || fail "--protect: memory.min is $(cat $CGROOT/oomdelayfs.daemon/memory.min)"
-# niceness: -20 for the main loop, the deadline thread and the actuators, the started-with 0 for
-# the FUSE threads
+# niceness: -20 for the main loop, the deadline thread and the actuators (the deadline thread and
+# the kill actuator also real-time, below), the started-with 0 for the FUSE threads
 nice_of() { awk '{print $19}' "$1/stat"; }
 nices=''
 for t in /proc/$DAEMON_PID/task/*; do
@@ -35,6 +35,15 @@ for t in /proc/$DAEMON_PID/task/*; do
 	esac
 done
 case "$nices" in *' oomd-deadlines:'* ) ;; *) fail "no deadline thread (oomd-deadlines) in the daemon:$nices" ;; esac
+# --rt-priority's default 1: the deadline thread and the kill actuator are SCHED_FIFO (policy 1)
+# at real-time priority 1 (stat fields 41 and 40), every other thread normal (policy 0)
+for t in /proc/$DAEMON_PID/task/*; do
+	c=$(cat "$t/comm") pol=$(awk '{print $41 "/" $40}' "$t/stat")
+	case $c in
+	oomd-deadlines | oomd-killer) [ "$pol" = 1/1 ] || fail "thread $c: policy/rt_priority $pol, not SCHED_FIFO 1 (1/1)" ;;
+	*) [ "${pol%/*}" = 0 ] || fail "thread $c: policy/rt_priority $pol, not SCHED_OTHER" ;;
+	esac
+done
 log "daemon threads (comm:nice):$nices"
 for n in p q; do
 	cg=$(mkcg $n); s=/shadow${cg#$CGROOT}
