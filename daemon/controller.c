@@ -83,10 +83,11 @@ struct od_controller {
 	GMutex lock; /* engine, cgs, acts, timer; taken through engine_lock() only */
 	int lock_nice; /* the niceness of the controller's own threads */
 	gint rt_prio;  /* SCHED_FIFO for the deadline thread and the killer (atomic) */
-	const char *lock_site; /* who holds the lock, since when, and the longest hold */
-	int64_t lock_t0;       /* since the last tick (all three under the lock) */
+	const char *lock_site; /* who holds the lock, on which thread, since when, and the */
+	const char *lock_role; /* longest hold since the last tick (all under the lock) */
+	int64_t lock_t0;
 	int64_t hold_max;
-	const char *hold_max_site;
+	const char *hold_max_site, *hold_max_role;
 	oe_engine *eng;
 	oe_config cfg;
 	int root_fd; /* not owned */
@@ -126,6 +127,8 @@ struct od_controller {
 
 static GPrivate nesting; /* per-thread depth of nested batches (SAMPLE) */
 static _Thread_local bool is_deadline_thread;
+/* For the late tick's line: which of our threads held the lock (NULL: a FUSE worker). */
+static _Thread_local const char *thread_role;
 
 /* Pages are locked as they are first touched (MCL_ONFAULT), and a first touch
  * under global pressure allocates and can stall in reclaim: the threads on the
@@ -179,6 +182,7 @@ static void engine_lock(od_controller *c, const char *site)
 		(void)setpriority(PRIO_PROCESS, 0, c->lock_nice); /* best effort: CAP_SYS_NICE */
 	g_mutex_lock(&c->lock);
 	c->lock_site = site;
+	c->lock_role = thread_role ? thread_role : "a FUSE worker";
 	c->lock_t0 = od_now();
 }
 
@@ -188,6 +192,7 @@ static void engine_unlock(od_controller *c)
 	if (held > c->hold_max) {
 		c->hold_max = held;
 		c->hold_max_site = c->lock_site;
+		c->hold_max_role = c->lock_role;
 	}
 	g_mutex_unlock(&c->lock);
 	if (own_nice > c->lock_nice)
@@ -600,6 +605,7 @@ static gpointer actuator_main(gpointer data)
 	od_controller *c = ((od_actuator_arg *)data)->c;
 	bool kills_only = ((od_actuator_arg *)data)->kills_only;
 	g_free(data);
+	thread_role = kills_only ? "the kill actuator" : "an actuator";
 	prefault_stack();
 	int rt = 0;
 	for (;;) {
@@ -669,6 +675,7 @@ od_controller *od_controller_new(int root_fd, const oe_config *cfg)
 	c->root_fd = root_fd;
 	c->armed = OE_NO_DEADLINE;
 	c->sched_fd = -1;
+	thread_role = "the main loop"; /* main() makes the controller on the loop's thread */
 	/* main() made the controller after setting the niceness its threads inherit. */
 	errno = 0;
 	c->lock_nice = getpriority(PRIO_PROCESS, 0);
@@ -757,7 +764,7 @@ static void tick(od_controller *c, int64_t woke)
 	int64_t late = armed > 0 && armed != OE_NO_DEADLINE ? now - armed : 0;
 	/* The longest hold of the lock since the previous tick, for the late line. */
 	int64_t held = c->hold_max;
-	const char *held_by = c->hold_max_site;
+	const char *held_by = c->hold_max_site, *held_on = c->hold_max_role;
 	c->hold_max = 0;
 	c->armed = INT64_MIN; /* the timer has fired: always re-arm */
 	__atomic_store_n(&c->tick_late, late, __ATOMIC_RELAXED);
@@ -777,10 +784,10 @@ static void tick(od_controller *c, int64_t woke)
 				 "%.1f ms", span, ran, waited, span - ran - waited);
 		}
 		g_message("timer %.1f ms late (woken %.1f ms after it was due, then %.1f ms for the "
-			  "engine's lock, whose longest hold since the previous tick was %.1f ms, by %s)%s; "
+			  "engine's lock, whose longest hold since the previous tick was %.1f ms, by %s on %s)%s; "
 			  "its slowest action since then: %s of cgroup %" PRIu64 ", %.1f ms", late / 1e6,
 			  (woke - armed) / 1e6, (now - woke) / 1e6, held / 1e6, held ? held_by : "none",
-			  why, c->slow_ns ? act_name(c->slow_act.kind) : "none", c->slow_act.id,
+			  held ? held_on : "none", why, c->slow_ns ? act_name(c->slow_act.kind) : "none", c->slow_act.id,
 			  c->slow_ns / 1e6);
 	}
 	c->slow_ns = 0;
@@ -795,6 +802,7 @@ static gpointer deadline_main(gpointer data)
 {
 	od_controller *c = data;
 	is_deadline_thread = true;
+	thread_role = "the deadline thread";
 	prefault_stack();
 	int rt = 0;
 	apply_rt(c, &rt, "the deadline thread");

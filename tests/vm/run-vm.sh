@@ -13,7 +13,8 @@
 # OOMD_VM_KVM=1 (use KVM instead of TCG), OOMD_VM_TIMEOUT (seconds per VM; default: the sum of
 # the selected scenarios' time-outs plus 120),
 # OOMD_VM_PARALLEL=0 (boot the kernels one after the other), OOMD_VM_MEM (MiB, default 1024),
-# OOMD_VM_SMP (default 2), OOMD_VM_SCENARIO_TIMEOUT (default per-scenario timeout, 60).
+# OOMD_VM_SMP (default 2), OOMD_VM_SCENARIO_TIMEOUT (default per-scenario timeout, 60),
+# OOMD_VM_APPEND (more kernel command-line words, for experiments: e.g. preempt=full).
 set -eu
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -87,7 +88,7 @@ qemu_once() { # label image log: one boot; its exit status
 	timeout -k 10 "$VMTIMEOUT" qemu-system-x86_64 $ACCEL -m "${OOMD_VM_MEM:-1024}" -smp "${OOMD_VM_SMP:-2}" \
 		-nographic -no-reboot -nodefaults -serial stdio \
 		-kernel "$CACHE/$1/vmlinuz" -initrd "$2" \
-		-append "console=ttyS0 panic=-1 loglevel=4 maxcpus=1 oomd.kernel=$1 oomd.only=$ONLY oomd.timeout=${OOMD_VM_SCENARIO_TIMEOUT:-60}" \
+		-append "console=ttyS0 panic=-1 loglevel=4 maxcpus=1 oomd.kernel=$1 oomd.only=$ONLY oomd.timeout=${OOMD_VM_SCENARIO_TIMEOUT:-60} ${OOMD_VM_APPEND:-}" \
 		</dev/null >>"$3" 2>&1
 }
 
