@@ -739,8 +739,8 @@ void od_controller_set_hooks(od_controller *c, const od_hooks *h)
 	engine_unlock(c);
 }
 
-/* The loop thread's CPU time and run-queue wait (ns), from the descriptor opened
- * with the controller. False if the kernel has none. */
+/* The deadline thread's CPU time and run-queue wait (ns), from the descriptor it
+ * opened at its start. False if the kernel has none. */
 static bool read_schedstat(od_controller *c, uint64_t *run, uint64_t *wait)
 {
 	if (c->sched_fd < 0)

@@ -1,9 +1,11 @@
 /* controller.h — the one door to the engine for both shells (FUSE workers and the
  * watcher's main loop). It owns the engine, a mutex around it, the timerfd that
- * follows oe_next_wakeup(), and the table id -> real cgroup directory fd that the
- * actuator needs. Each call: lock, feed the engine, unlock, then carry out the
- * actions (kernel writes, notifications) without holding the lock, because a
- * memory.max write can block for as long as the kernel reclaims.
+ * follows oe_next_wakeup() with the deadline thread that sleeps on it, the
+ * actuator threads, and the table id -> real cgroup directory fd they need. Each
+ * call: lock, feed the engine, unlock, then carry out the actions (kernel writes,
+ * notifications) without holding the lock, because a memory.max write can block
+ * for as long as the kernel reclaims; from the loop and the deadline thread the
+ * kernel writes go to the actuators.
  * Functions returning int return 0 or a positive errno.
  */
 #ifndef OOMD_CONTROLLER_H
