@@ -613,8 +613,11 @@ static gpointer actuator_main(gpointer data)
 			apply_rt(c, &rt, "the kill actuator");
 		g_mutex_lock(&c->qlock);
 		od_batch *b;
-		while (!(b = pick_locked(c, kills_only)) && !(c->stopping && !c->qhead))
+		while (!(b = pick_locked(c, kills_only)) && !(c->stopping && !c->qhead)) {
 			g_cond_wait(&c->qcond, &c->qlock);
+			if (kills_only) /* od_controller_set_rt_priority wakes it for this */
+				apply_rt(c, &rt, "the kill actuator");
+		}
 		if (!b) {
 			g_mutex_unlock(&c->qlock);
 			return NULL;

@@ -9,6 +9,8 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "oomd/controller.h"
@@ -200,5 +202,53 @@ Test(controller, a_removed_cgroup_leaves_no_descriptor, .timeout = 20)
 		g_usleep(5000); /* an actuator may still hold the last reference */
 	cr_assert_leq(after, before - 8, "descriptors %d before the removal, %d after: the cgroup's "
 		      "directory and its 7 kept files should be closed", before, after);
+	teardown();
+}
+
+/* policy and rt_priority (stat fields 41 and 40) of each thread named comm, or -1. */
+static int thread_policy(const char *comm, int *prio)
+{
+	GDir *d = g_dir_open("/proc/self/task", 0, NULL);
+	cr_assert_not_null(d);
+	int policy = -1;
+	const char *t;
+	while (policy < 0 && (t = g_dir_read_name(d))) {
+		g_autofree char *cp = g_strdup_printf("/proc/self/task/%s/comm", t);
+		g_autofree char *sp = g_strdup_printf("/proc/self/task/%s/stat", t);
+		g_autofree char *c = NULL, *st = NULL;
+		if (!g_file_get_contents(cp, &c, NULL, NULL) || !g_file_get_contents(sp, &st, NULL, NULL))
+			continue;
+		if (strcmp(g_strstrip(c), comm) != 0)
+			continue;
+		/* Fields after the comm's closing parenthesis start at field 3. */
+		char **f = g_strsplit(strrchr(st, ')') + 2, " ", 0);
+		cr_assert_geq(g_strv_length(f), 39);
+		*prio = atoi(f[40 - 3]);
+		policy = atoi(f[41 - 3]);
+		g_strfreev(f);
+	}
+	g_dir_close(d);
+	return policy;
+}
+
+Test(controller, deadline_thread_and_kill_actuator_run_at_the_rt_priority, .timeout = 20)
+{
+	if (geteuid() != 0)
+		cr_skip_test("SKIP: SCHED_FIFO needs root (CAP_SYS_NICE)");
+	setup(OE_KILL_GROUP);
+	g_usleep(50 * 1000); /* the actuators are asleep on their queue before it is set */
+	od_controller_set_rt_priority(ctl, 1);
+	od_controller_start_deadlines(ctl);
+	int pd = -1, pk = -1, prio = -1;
+	for (int i = 0; i < 200 && !(pd == SCHED_FIFO && pk == SCHED_FIFO); i++) {
+		g_usleep(5000);
+		pd = thread_policy("oomd-deadlines", &prio);
+		pk = thread_policy("oomd-killer", &prio);
+	}
+	cr_assert_eq(pd, SCHED_FIFO, "oomd-deadlines: policy %d, not SCHED_FIFO", pd);
+	cr_assert_eq(pk, SCHED_FIFO, "oomd-killer: policy %d, not SCHED_FIFO", pk);
+	cr_assert_eq(prio, 1, "oomd-killer: real-time priority %d, not 1", prio);
+	int p2;
+	cr_assert_eq(thread_policy("oomd-actuator", &p2), SCHED_OTHER, "the other actuators are not real-time");
 	teardown();
 }
