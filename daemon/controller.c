@@ -86,8 +86,13 @@ struct od_controller {
 	const char *lock_site; /* who holds the lock, on which thread, since when, and the */
 	const char *lock_role; /* longest hold since the last tick (all under the lock) */
 	int64_t lock_t0;
+	struct rusage lock_ru; /* the holder's, at the lock: CPU time and context switches */
 	int64_t hold_max;
 	const char *hold_max_site, *hold_max_role;
+	/* During that longest hold: the holder's CPU time (ns), and how often it slept
+	 * (voluntary switches: a futex, I/O, a fault) or was preempted (involuntary). */
+	int64_t hold_max_cpu;
+	long hold_max_slept, hold_max_preempted;
 	oe_engine *eng;
 	oe_config cfg;
 	int root_fd; /* not owned */
@@ -183,16 +188,28 @@ static void engine_lock(od_controller *c, const char *site)
 	g_mutex_lock(&c->lock);
 	c->lock_site = site;
 	c->lock_role = thread_role ? thread_role : "a FUSE worker";
+	getrusage(RUSAGE_THREAD, &c->lock_ru);
 	c->lock_t0 = od_now();
+}
+
+static int64_t ru_cpu_ns(const struct rusage *r)
+{
+	return ((int64_t)r->ru_utime.tv_sec + r->ru_stime.tv_sec) * 1000000000LL +
+	       ((int64_t)r->ru_utime.tv_usec + r->ru_stime.tv_usec) * 1000LL;
 }
 
 static void engine_unlock(od_controller *c)
 {
 	int64_t held = od_now() - c->lock_t0;
 	if (held > c->hold_max) {
+		struct rusage ru;
+		getrusage(RUSAGE_THREAD, &ru);
 		c->hold_max = held;
 		c->hold_max_site = c->lock_site;
 		c->hold_max_role = c->lock_role;
+		c->hold_max_cpu = ru_cpu_ns(&ru) - ru_cpu_ns(&c->lock_ru);
+		c->hold_max_slept = ru.ru_nvcsw - c->lock_ru.ru_nvcsw;
+		c->hold_max_preempted = ru.ru_nivcsw - c->lock_ru.ru_nivcsw;
 	}
 	g_mutex_unlock(&c->lock);
 	if (own_nice > c->lock_nice)
@@ -768,6 +785,11 @@ static void tick(od_controller *c, int64_t woke)
 	/* The longest hold of the lock since the previous tick, for the late line. */
 	int64_t held = c->hold_max;
 	const char *held_by = c->hold_max_site, *held_on = c->hold_max_role;
+	char held_how[96] = "";
+	if (held)
+		snprintf(held_how, sizeof held_how, "; it ran %.1f ms of it, slept %ld and was "
+			 "preempted %ld times", c->hold_max_cpu / 1e6, c->hold_max_slept,
+			 c->hold_max_preempted);
 	c->hold_max = 0;
 	c->armed = INT64_MIN; /* the timer has fired: always re-arm */
 	__atomic_store_n(&c->tick_late, late, __ATOMIC_RELAXED);
@@ -787,10 +809,10 @@ static void tick(od_controller *c, int64_t woke)
 				 "%.1f ms", span, ran, waited, span - ran - waited);
 		}
 		g_message("timer %.1f ms late (woken %.1f ms after it was due, then %.1f ms for the "
-			  "engine's lock, whose longest hold since the previous tick was %.1f ms, by %s on %s)%s; "
+			  "engine's lock, whose longest hold since the previous tick was %.1f ms, by %s on %s%s)%s; "
 			  "its slowest action since then: %s of cgroup %" PRIu64 ", %.1f ms", late / 1e6,
 			  (woke - armed) / 1e6, (now - woke) / 1e6, held / 1e6, held ? held_by : "none",
-			  held ? held_on : "none", why, c->slow_ns ? act_name(c->slow_act.kind) : "none", c->slow_act.id,
+			  held ? held_on : "none", held_how, why, c->slow_ns ? act_name(c->slow_act.kind) : "none", c->slow_act.id,
 			  c->slow_ns / 1e6);
 	}
 	c->slow_ns = 0;
@@ -1003,7 +1025,10 @@ static void collect_id(uint64_t id, void *ud)
 
 void od_controller_remove(od_controller *c, uint64_t id)
 {
-	GArray *ids = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	/* Allocated before the lock, sized for the usual leaf: a malloc under the lock
+	 * can wait for the allocator's own lock, held by a preempted thread. */
+	GArray *ids = g_array_sized_new(FALSE, FALSE, sizeof(uint64_t), 16);
+	GPtrArray *gone = g_ptr_array_new_full(16, (GDestroyNotify)cg_unref);
 	engine_lock(c, "remove");
 	oe_foreach_subtree(c->eng, id, collect_id, ids); /* pre-order: parents first */
 	oe_cgroup_remove(c->eng, id, &c->acts);
@@ -1017,7 +1042,6 @@ void od_controller_remove(od_controller *c, uint64_t id)
 	oe_actions_clear(&c->acts);
 	/* Taken out of the table here, let go after the unlock: the last reference
 	 * closes descriptors, and nothing but engine work may hold the lock. */
-	GPtrArray *gone = g_ptr_array_new_with_free_func((GDestroyNotify)cg_unref);
 	for (guint i = 0; i < ids->len; i++) {
 		/* Not g_hash_table_steal_extended: the key (&g->id) is the value's address,
 		 * so glib keeps the table as a set, and there (2.74) the value it handed
