@@ -4,7 +4,7 @@
 # (long delay) until their hogs are frozen at L + the freeze margin, so that their memory stops
 # moving; then `pressure fill` outside every managed cgroup takes anonymous memory until
 # MemAvailable is about 32 MiB and keeps mapping and unmapping 16 MiB so that allocations go
-# through direct reclaim (no swap); then both delays are re-armed (rule 6) to 3 s, so the
+# through direct reclaim (no swap); then both delays are re-armed (rule 6) to 5 s, so the
 # deadlines fall while the pressure holds. Asserted: the filler is alive (the pressure was there)
 # at the deadlines, nothing killed before them, the daemon's kill (its memory.max = L write)
 # begins within 50 ms of each deadline. Reported: that figure, when the kernel's OOM kill was
@@ -74,12 +74,14 @@ kill_watch "$P" $kwopt; KP=$KW_PID
 kill_watch "$Q" $kwopt; KQ=$KW_PID
 usleep 100000 # the watchers' first reading
 [ "$(evkey "$P" oom_kill)$(evkey "$Q" oom_kill)" = "$kp0$kq0" ] || fail "oom_kill moved before the re-arm"
-setknob "$SP" memory.oom_delay_millisecs 3000
-setknob "$SQ" memory.oom_delay_millisecs 3100
+# 5 s: under this pressure the shell itself once needed 3.5 s from here to its first look
+# at the held cgroups (with 3 s that run could not verify the pressure at the deadline)
+setknob "$SP" memory.oom_delay_millisecs 5000
+setknob "$SQ" memory.oom_delay_millisecs 5100
 dlp=$(deadline_ns "$P") dlq=$(deadline_ns "$Q")
 tn=$(pressure now | cut -d. -f1)
 for d in "$dlp" "$dlq"; do
-	[ $((d / 1000000 - tn)) -le 3200 ] || fail "the re-arm to 3 s did not reach the persisted deadline: $((d / 1000000 - tn)) ms ahead"
+	[ $((d / 1000000 - tn)) -le 5200 ] || fail "the re-arm to 5 s did not reach the persisted deadline: $((d / 1000000 - tn)) ms ahead"
 done
 [ "$dlp" -lt "$dlq" ] && dl=$dlp || dl=$dlq
 amin=$(avail)
