@@ -79,20 +79,22 @@ typedef struct {
 	od_cg *cgs[POOL_ACTS];
 } od_pooled_batch;
 
+typedef struct {
+	const char *site, *role;
+	int64_t t0;
+	struct rusage ru; /* the holder's, at the lock */
+} od_lock_hold;
+
 struct od_controller {
 	GMutex lock; /* engine, cgs, acts, timer; taken through engine_lock() only */
 	int lock_nice; /* the niceness of the controller's own threads */
 	gint rt_prio;  /* SCHED_FIFO for the deadline thread and the killer (atomic) */
-	const char *lock_site; /* who holds the lock, on which thread, since when, and the */
-	const char *lock_role; /* longest hold since the last tick (all under the lock) */
-	int64_t lock_t0;
-	struct rusage lock_ru; /* the holder's, at the lock: CPU time and context switches */
-	int64_t hold_max;
-	const char *hold_max_site, *hold_max_role;
-	/* During that longest hold: the holder's CPU time (ns), and how often it slept
-	 * (voluntary switches: a futex, I/O, a fault) or was preempted (involuntary). */
-	int64_t hold_max_cpu;
-	long hold_max_slept, hold_max_preempted;
+	/* The current hold and the longest since the last tick (under the lock), with
+	 * the holder's rusage at its end: the late tick's line tells from them whether
+	 * the holder ran, slept (a futex, I/O, a fault) or was preempted. */
+	od_lock_hold hold, longest;
+	int64_t longest_ns;
+	struct rusage longest_end;
 	oe_engine *eng;
 	oe_config cfg;
 	int root_fd; /* not owned */
@@ -131,9 +133,11 @@ struct od_controller {
 };
 
 static GPrivate nesting; /* per-thread depth of nested batches (SAMPLE) */
-static _Thread_local bool is_deadline_thread;
-/* For the late tick's line: which of our threads held the lock (NULL: a FUSE worker). */
+/* Which of our threads this is (NULL: a FUSE worker, or main before the loop runs);
+ * named for the late tick's line. */
 static _Thread_local const char *thread_role;
+static const char ROLE_DEADLINE[] = "the deadline thread", ROLE_KILLER[] = "the kill actuator",
+		  ROLE_ACTUATOR[] = "an actuator", ROLE_LOOP[] = "the main loop";
 
 /* Pages are locked as they are first touched (MCL_ONFAULT), and a first touch
  * under global pressure allocates and can stall in reclaim: the threads on the
@@ -150,18 +154,21 @@ static void __attribute__((noinline)) prefault_stack(void)
 /* The deadline thread and the kill actuator run at a real-time priority (when set):
  * a thread at niceness -20 was seen waiting 145 ms for a CPU on the 2-vCPU VM while
  * the other actuators spent theirs in the kernel's reclaim (memory.max writes).
- * *applied keeps what this thread has, so the actuator can follow a later set. */
-static void apply_rt(od_controller *c, int *applied, const char *who)
+ * The kill actuator may already be asleep on its queue when the priority is set:
+ * od_controller_set_rt_priority wakes it, and it applies it after every wake-up. */
+static _Thread_local int rt_applied; /* what this thread has asked for (0: none) */
+
+static void apply_rt(od_controller *c)
 {
 	int prio = g_atomic_int_get(&c->rt_prio);
-	if (prio == *applied)
+	if (prio == rt_applied)
 		return;
 	struct sched_param sp = { .sched_priority = prio };
 	int r = pthread_setschedparam(pthread_self(), prio ? SCHED_FIFO : SCHED_OTHER, &sp);
 	if (r)
-		g_warning("%s: SCHED_FIFO priority %d: %s: it keeps its niceness", who, prio,
+		g_warning("%s: SCHED_FIFO priority %d: %s: it keeps its niceness", thread_role, prio,
 			  g_strerror(r));
-	*applied = prio; /* a refusal is not retried */
+	rt_applied = prio; /* a refusal is not retried */
 }
 
 /* ---- the engine's lock ---------------------------------------------- */
@@ -186,10 +193,10 @@ static void engine_lock(od_controller *c, const char *site)
 	if (own_nice > c->lock_nice)
 		(void)setpriority(PRIO_PROCESS, 0, c->lock_nice); /* best effort: CAP_SYS_NICE */
 	g_mutex_lock(&c->lock);
-	c->lock_site = site;
-	c->lock_role = thread_role ? thread_role : "a FUSE worker";
-	getrusage(RUSAGE_THREAD, &c->lock_ru);
-	c->lock_t0 = od_now();
+	c->hold.site = site;
+	c->hold.role = thread_role ? thread_role : "a FUSE worker";
+	getrusage(RUSAGE_THREAD, &c->hold.ru);
+	c->hold.t0 = od_now();
 }
 
 static int64_t ru_cpu_ns(const struct rusage *r)
@@ -200,16 +207,11 @@ static int64_t ru_cpu_ns(const struct rusage *r)
 
 static void engine_unlock(od_controller *c)
 {
-	int64_t held = od_now() - c->lock_t0;
-	if (held > c->hold_max) {
-		struct rusage ru;
-		getrusage(RUSAGE_THREAD, &ru);
-		c->hold_max = held;
-		c->hold_max_site = c->lock_site;
-		c->hold_max_role = c->lock_role;
-		c->hold_max_cpu = ru_cpu_ns(&ru) - ru_cpu_ns(&c->lock_ru);
-		c->hold_max_slept = ru.ru_nvcsw - c->lock_ru.ru_nvcsw;
-		c->hold_max_preempted = ru.ru_nivcsw - c->lock_ru.ru_nivcsw;
+	int64_t held = od_now() - c->hold.t0;
+	if (held > c->longest_ns) {
+		c->longest = c->hold;
+		c->longest_ns = held;
+		getrusage(RUSAGE_THREAD, &c->longest_end);
 	}
 	g_mutex_unlock(&c->lock);
 	if (own_nice > c->lock_nice)
@@ -323,7 +325,7 @@ static bool is_kill(oe_action_kind k)
 static size_t inline_prefix(const oe_action *v, size_t n)
 {
 	size_t i = 0;
-	if (is_deadline_thread) {
+	if (thread_role == ROLE_DEADLINE) {
 		/* Samples read through descriptors kept open since the hold began. */
 		while (i < n && v[i].kind == OE_ACT_SAMPLE)
 			i++;
@@ -569,7 +571,7 @@ static void run_batch(od_controller *c, const oe_action *v, od_cg **cgs, size_t 
 		int64_t t0 = od_now();
 		run_one(c, &v[i], cgs[i]);
 		int64_t took = od_now() - t0;
-		if (is_deadline_thread && took > c->slow_ns) {
+		if (thread_role == ROLE_DEADLINE && took > c->slow_ns) {
 			c->slow_ns = took;
 			c->slow_act = v[i];
 		}
@@ -622,18 +624,17 @@ static gpointer actuator_main(gpointer data)
 	od_controller *c = ((od_actuator_arg *)data)->c;
 	bool kills_only = ((od_actuator_arg *)data)->kills_only;
 	g_free(data);
-	thread_role = kills_only ? "the kill actuator" : "an actuator";
+	thread_role = kills_only ? ROLE_KILLER : ROLE_ACTUATOR;
 	prefault_stack();
-	int rt = 0;
+	if (kills_only)
+		apply_rt(c);
 	for (;;) {
-		if (kills_only)
-			apply_rt(c, &rt, "the kill actuator");
 		g_mutex_lock(&c->qlock);
 		od_batch *b;
 		while (!(b = pick_locked(c, kills_only)) && !(c->stopping && !c->qhead)) {
 			g_cond_wait(&c->qcond, &c->qlock);
-			if (kills_only) /* od_controller_set_rt_priority wakes it for this */
-				apply_rt(c, &rt, "the kill actuator");
+			if (kills_only)
+				apply_rt(c);
 		}
 		if (!b) {
 			g_mutex_unlock(&c->qlock);
@@ -695,7 +696,7 @@ od_controller *od_controller_new(int root_fd, const oe_config *cfg)
 	c->root_fd = root_fd;
 	c->armed = OE_NO_DEADLINE;
 	c->sched_fd = -1;
-	thread_role = "the main loop"; /* main() makes the controller on the loop's thread */
+	thread_role = ROLE_LOOP; /* main() makes the controller on the loop's thread */
 	/* main() made the controller after setting the niceness its threads inherit. */
 	errno = 0;
 	c->lock_nice = getpriority(PRIO_PROCESS, 0);
@@ -783,14 +784,15 @@ static void tick(od_controller *c, int64_t woke)
 	int64_t armed = c->armed;
 	int64_t late = armed > 0 && armed != OE_NO_DEADLINE ? now - armed : 0;
 	/* The longest hold of the lock since the previous tick, for the late line. */
-	int64_t held = c->hold_max;
-	const char *held_by = c->hold_max_site, *held_on = c->hold_max_role;
+	int64_t held = c->longest_ns;
+	od_lock_hold by = c->longest;
+	const struct rusage *end = &c->longest_end;
 	char held_how[96] = "";
 	if (held)
 		snprintf(held_how, sizeof held_how, "; it ran %.1f ms of it, slept %ld and was "
-			 "preempted %ld times", c->hold_max_cpu / 1e6, c->hold_max_slept,
-			 c->hold_max_preempted);
-	c->hold_max = 0;
+			 "preempted %ld times", (ru_cpu_ns(end) - ru_cpu_ns(&by.ru)) / 1e6,
+			 end->ru_nvcsw - by.ru.ru_nvcsw, end->ru_nivcsw - by.ru.ru_nivcsw);
+	c->longest_ns = 0;
 	c->armed = INT64_MIN; /* the timer has fired: always re-arm */
 	__atomic_store_n(&c->tick_late, late, __ATOMIC_RELAXED);
 	oe_tick(c->eng, now, &c->acts);
@@ -811,8 +813,8 @@ static void tick(od_controller *c, int64_t woke)
 		g_message("timer %.1f ms late (woken %.1f ms after it was due, then %.1f ms for the "
 			  "engine's lock, whose longest hold since the previous tick was %.1f ms, by %s on %s%s)%s; "
 			  "its slowest action since then: %s of cgroup %" PRIu64 ", %.1f ms", late / 1e6,
-			  (woke - armed) / 1e6, (now - woke) / 1e6, held / 1e6, held ? held_by : "none",
-			  held ? held_on : "none", held_how, why, c->slow_ns ? act_name(c->slow_act.kind) : "none", c->slow_act.id,
+			  (woke - armed) / 1e6, (now - woke) / 1e6, held / 1e6, held ? by.site : "none",
+			  held ? by.role : "none", held_how, why, c->slow_ns ? act_name(c->slow_act.kind) : "none", c->slow_act.id,
 			  c->slow_ns / 1e6);
 	}
 	c->slow_ns = 0;
@@ -826,11 +828,9 @@ static void tick(od_controller *c, int64_t woke)
 static gpointer deadline_main(gpointer data)
 {
 	od_controller *c = data;
-	is_deadline_thread = true;
-	thread_role = "the deadline thread";
+	thread_role = ROLE_DEADLINE;
 	prefault_stack();
-	int rt = 0;
-	apply_rt(c, &rt, "the deadline thread");
+	apply_rt(c);
 	c->sched_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
 	while (!g_atomic_int_get(&c->deadlines_stop)) {
 		uint64_t expirations;

@@ -126,48 +126,43 @@ static gboolean opt_protect(const gchar *name, const gchar *value, gpointer data
 	return opt_size(name, value, &p->o->protect_min, err);
 }
 
+/* An integer option in [lo, hi], the whole value (no sign on an unsigned range, no
+ * blanks, no trailing text): glib's range-checked parser. */
+static gboolean opt_int(const gchar *name, const gchar *value, gint64 lo, gint64 hi,
+			const char *what, gint64 *out, GError **err)
+{
+	if (g_ascii_string_to_signed(value, 10, lo, hi, out, NULL))
+		return TRUE;
+	g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+		    "%s: \"%s\" is not %s between %" G_GINT64_FORMAT " and %" G_GINT64_FORMAT, name,
+		    value, what, lo, hi);
+	return FALSE;
+}
+
 static gboolean opt_threads(const gchar *name, const gchar *value, gpointer data, GError **err)
 {
-	parse_ctx *p = data;
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(value, &end, 10);
-	if (errno || *end || end == value || v < 1 || v > 1024 || value[0] == '-') {
-		g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-			    "%s: \"%s\" is not a number of threads between 1 and 1024", name, value);
+	gint64 v;
+	if (!opt_int(name, value, 1, 1024, "a number of threads", &v, err))
 		return FALSE;
-	}
-	p->o->max_threads = (unsigned)v;
+	((parse_ctx *)data)->o->max_threads = (unsigned)v;
 	return TRUE;
 }
 
 static gboolean opt_nice(const gchar *name, const gchar *value, gpointer data, GError **err)
 {
-	parse_ctx *p = data;
-	char *end;
-	errno = 0;
-	long v = strtol(value, &end, 10);
-	if (errno || *end || end == value || v < -20 || v > 19) {
-		g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-			    "%s: \"%s\" is not a niceness between -20 and 19", name, value);
+	gint64 v;
+	if (!opt_int(name, value, -20, 19, "a niceness", &v, err))
 		return FALSE;
-	}
-	p->o->nice = (int)v;
+	((parse_ctx *)data)->o->nice = (int)v;
 	return TRUE;
 }
 
 static gboolean opt_rt(const gchar *name, const gchar *value, gpointer data, GError **err)
 {
-	parse_ctx *p = data;
-	char *end;
-	errno = 0;
-	long v = strtol(value, &end, 10);
-	if (errno || *end || end == value || v < 0 || v > 99) {
-		g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-			    "%s: \"%s\" is not a SCHED_FIFO priority between 0 (off) and 99", name, value);
+	gint64 v;
+	if (!opt_int(name, value, 0, 99, "a SCHED_FIFO priority (0: none)", &v, err))
 		return FALSE;
-	}
-	p->o->rt_priority = (int)v;
+	((parse_ctx *)data)->o->rt_priority = (int)v;
 	return TRUE;
 }
 

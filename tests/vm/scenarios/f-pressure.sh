@@ -22,28 +22,26 @@ MODE=${OOMD_FP_MODE:-kernel}
 start_daemon /shadow --protect 64M --kill-mode "$MODE"
 grep -q 'oomdelayfs.daemon' "/proc/$DAEMON_PID/cgroup" || fail "--protect: the daemon is in $(cat "/proc/$DAEMON_PID/cgroup"), not oomdelayfs.daemon"
 [ "$(cat $CGROOT/oomdelayfs.daemon/memory.min)" = $((64 * MiB)) ] || fail "--protect: memory.min is $(cat $CGROOT/oomdelayfs.daemon/memory.min)"
-# niceness: -20 for the main loop, the deadline thread and the actuators (the deadline thread and
-# the kill actuator also real-time, below), the started-with 0 for the FUSE threads
-nice_of() { awk '{print $19}' "$1/stat"; }
+# Each thread's niceness, policy and real-time priority (stat fields 19, 41, 40): -20 for the
+# main loop, the deadline thread and the actuators, the started-with 0 for the FUSE threads;
+# --rt-priority's default 1 makes the deadline thread and the kill actuator SCHED_FIFO (policy 1)
+# at priority 1, every other thread normal (policy 0)
 nices=''
 for t in /proc/$DAEMON_PID/task/*; do
-	c=$(cat "$t/comm") n=$(nice_of "$t")
+	c=$(cat "$t/comm")
+	set -- $(awk '{print $19, $41 "/" $40}' "$t/stat")
+	n=$1 pol=$2
 	nices="$nices $c:$n"
 	case $c in
 	oomdelayfs | oomd-actuator | oomd-killer | oomd-deadlines) [ "$n" = -20 ] || fail "thread $c of the daemon runs at niceness $n, not -20:$nices" ;;
 	oomd-fuse) [ "$n" = 0 ] || fail "FUSE thread at niceness $n, not the started-with 0:$nices" ;;
 	esac
-done
-case "$nices" in *' oomd-deadlines:'* ) ;; *) fail "no deadline thread (oomd-deadlines) in the daemon:$nices" ;; esac
-# --rt-priority's default 1: the deadline thread and the kill actuator are SCHED_FIFO (policy 1)
-# at real-time priority 1 (stat fields 41 and 40), every other thread normal (policy 0)
-for t in /proc/$DAEMON_PID/task/*; do
-	c=$(cat "$t/comm") pol=$(awk '{print $41 "/" $40}' "$t/stat")
 	case $c in
 	oomd-deadlines | oomd-killer) [ "$pol" = 1/1 ] || fail "thread $c: policy/rt_priority $pol, not SCHED_FIFO 1 (1/1)" ;;
 	*) [ "${pol%/*}" = 0 ] || fail "thread $c: policy/rt_priority $pol, not SCHED_OTHER" ;;
 	esac
 done
+case "$nices" in *' oomd-deadlines:'* ) ;; *) fail "no deadline thread (oomd-deadlines) in the daemon:$nices" ;; esac
 log "daemon threads (comm:nice):$nices"
 for n in p q; do
 	cg=$(mkcg $n); s=/shadow${cg#$CGROOT}
