@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs every test: installs what is needed, builds with -Werror, runs the criterion
-# unit tests, a short fuzz run, and the real-kernel scenarios in the VM on Debian's 6.1
-# and 6.12 kernels.
+# unit tests, a short fuzz run, and the real-kernel scenarios in the VM on Debian's 6.1,
+# 6.12 and newest 7.x kernels.
 # Usage: scripts/test.sh [BUILD_DIR]   (default: build)
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)

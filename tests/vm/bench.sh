@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench.sh [--build-dir DIR] [--kernel 6.1|6.12|all]: the benchmark of issue 3 (deliverable 8).
+# bench.sh [--build-dir DIR] [--kernel 6.1|6.12|7|all]: the benchmark of issue 3 (deliverable 8).
 # Runs the bench-read and bench-kill scenarios in the VM (the kernels one after the other, so that
 # they do not compete for the host's CPUs) and prints one table:
 #   - read latency of memory.current and memory.stat, direct vs shadow (median, p99 in us, ratio),
@@ -24,7 +24,7 @@ rc=0
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 OOMD_VM_PARALLEL=${OOMD_VM_PARALLEL:-0} "$HERE/run-vm.sh" --build-dir "$BUILD" --kernel "$KERNEL" \
 	--scenario bench-read --scenario bench-kill || rc=$?
-case $KERNEL in all) KERNELS="6.1 6.12" ;; *) KERNELS=$KERNEL ;; esac
+case $KERNEL in all) KERNELS="6.1 6.12 7" ;; *) KERNELS=$KERNEL ;; esac
 echo
 echo "Host: $(nproc) CPUs, load average $LOAD0 before, $(cut -d' ' -f1-3 /proc/loadavg) after (TCG figures scale with it)"
 echo "Read latency, direct -> shadow (us)"

@@ -14,7 +14,7 @@
 . /oomd/lib.sh
 case $OOMD_KERNEL in
 6.1 | 6.1.*) ;;
-*) skip "kernel $OOMD_KERNEL has no cgroup-v1 memory controller to compare with (Debian 6.12 dropped it)" ;;
+*) skip "kernel $OOMD_KERNEL has no cgroup-v1 memory controller to compare with (Debian builds 6.12 and 7.x without CONFIG_MEMCG_V1)" ;;
 esac
 N=test-$OOMD_SCENARIO
 if [ "${1:-}" != phase2 ]; then
