@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench.sh [--build-dir DIR] [--kernel 6.1|6.12|7|all]: the benchmark of issue 3 (deliverable 8).
+# bench.sh [--build-dir DIR] [--kernel 6.1|6.12|7|all] [--scale]: the benchmark of issue 3 (deliverable 8).
 # Runs the bench-read and bench-kill scenarios in the VM (the kernels one after the other, so that
 # they do not compete for the host's CPUs) and prints one table:
 #   - read latency of memory.current and memory.stat, direct vs shadow (median, p99 in us, ratio),
@@ -7,16 +7,21 @@
 #   - detection latency (daemon onset minus the time a 200 us poller saw usage > L) and kill
 #     lateness (hog death seen on a pidfd minus the deadline) over 24 trials, L = 32 MiB,
 #     T = 200 ms: min / median / p95 / max in ms.
+#   - with --scale: the f-scale scenario (1,000, 5,000 and 10,000 managed cgroups, in a VM with
+#     ${OOMD_SCALE_MEM:-3072} MiB): subtree delay write, RSS, descriptors, idle wake-ups, ls of
+#     the directory, restart until the delays read back, hand-back (minutes per kernel).
 # The VM is QEMU/TCG unless OOMD_VM_KVM=1: absolute figures are those of an emulated CPU.
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 BUILD=$HERE/../../build
 KERNEL=all
+SCALE=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build-dir) BUILD=$2; shift 2 ;;
 	--kernel) KERNEL=$2; shift 2 ;;
-	*) sed -n '2,10s/^# \{0,1\}//p' "$0"; exit 2 ;;
+	--scale) SCALE=1; shift ;;
+	*) sed -n '2,14s/^# \{0,1\}//p' "$0"; exit 2 ;;
 	esac
 done
 BUILD=$(cd "$BUILD" && pwd)
@@ -42,4 +47,20 @@ for k in $KERNELS; do
 		for (i = 5; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 		printf "%-6s %-18s %4s %8s %8s %8s %8s\n", $2, $4, v["n"], v["min"], v["median"], v["p95"], v["max"] }'
 done
+if [ "$SCALE" = 1 ]; then
+	OOMD_VM_MEM=${OOMD_SCALE_MEM:-3072} OOMD_VM_PARALLEL=${OOMD_VM_PARALLEL:-0} \
+		"$HERE/run-vm.sh" --build-dir "$BUILD" --kernel "$KERNEL" --scenario f-scale || rc=$?
+	echo
+	echo "Scale (f-scale): N managed cgroups; times in ms, RSS in MiB; idle = context switches in 5 s"
+	printf '%-6s %6s %8s %8s %6s %5s %6s %8s %8s %8s %6s %9s\n' kernel N write start RSS fds idle ls \
+		serve delay RSS2 handback
+	for k in $KERNELS; do
+		tr -d '\r' <"$BUILD/vm/serial-$k.log" | awk '$1 == "BENCH" && $3 == "scale" {
+			for (i = 4; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+			printf "%-6s %6s %8s %8s %6.1f %5s %6s %8s %8s %8s %6.1f %9s\n", $2, v["N"],
+				v["subtree_write_ms"], v["start_ms"], v["rss_kb"] / 1024, v["fds"], v["idle_wakeups_5s"],
+				v["ls_ms"], v["restart_serve_ms"], v["restart_delay_ms"], v["rss_after_kb"] / 1024,
+				v["handback_ms"] }'
+	done
+fi
 exit "$rc"

@@ -1,0 +1,91 @@
+# f-scale (issue 13, deliverable 3): the daemon with 1,000, 5,000 and 10,000 managed cgroups.
+# A benchmark: it runs only when named (tests/vm/bench.sh runs it in a VM with 3 GiB).
+# only when named
+# For each N: N sibling cgroups made in the real tree with a real memory.max of 16 MiB, the
+# daemon started (they are known, not managed), then T = 5000 written once on their parent
+# through the shadow tree, which makes all N managed (rule of inheritance: a subtree write).
+# Figures per N: the subtree write (ms; the FUSE write returns once every real knob is written),
+# the daemon's RSS and descriptors, its idle wake-ups over 5 s (context switches of all its
+# threads), `ls` of the N-child directory through the shadow (ms), then SIGKILL and a restart:
+# ms from exec to served and to the last child's delay reading back 5000, RSS and descriptors
+# after it; SIGTERM (hand-back of N cgroups) in ms.
+# Fails if a figure cannot be taken or the daemon loses a cgroup; the goals of issue 13 (linear,
+# restart <= 2 s and RSS <= 16 MiB at 10,000, 0 idle wake-ups) are printed, not asserted:
+# benchmarks print numbers.
+# BENCH lines: BENCH <kernel> scale N=<n> <key>=<value> ...
+# timeout: 2400
+. /oomd/lib.sh
+command -v pressure >/dev/null || skip "tests/vm/progs/pressure is not built"
+SIZES=${OOMD_SCALE_SIZES:-1000 5000 10000}
+L=$((16 * MiB))
+
+# wakeups PID: context switches of all of PID's threads so far
+wakeups() {
+	cat /proc/"$1"/task/*/status 2>/dev/null |
+		awk '/^(voluntary|nonvoluntary)_ctxt_switches/ { n += $2 } END { print n + 0 }'
+}
+rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
+fds() { ls "/proc/$1/fd" | wc -l; }
+ms_since() { awk -v a="$(pressure now)" -v b="$1" 'BEGIN { printf "%.0f", a - b }'; }
+delay_is() { [ "$(cat "$1" 2>/dev/null)" = "$2" ]; }
+
+summary=''
+for N in $SIZES; do
+	p=$(mkcg "s$N")
+	sp=/shadow${p#$CGROOT}
+	setknob "$p" cgroup.subtree_control +memory
+	t0=$(now_ms)
+	(cd "$p" && seq 1 "$N" | sed 's/^/c/' | xargs mkdir) || fail "mkdir of $N cgroups"
+	for i in $(seq 1 "$N"); do
+		echo "$L" >"$p/c$i/memory.max" || fail "real memory.max of c$i"
+	done
+	tmk=$(($(now_ms) - t0))
+
+	t0=$(pressure now)
+	start_daemon /shadow
+	tstart=$(ms_since "$t0")
+	t0=$(pressure now)
+	echo 5000 >"$sp/memory.oom_delay_millisecs" || fail "N=$N: T on the parent"
+	twrite=$(ms_since "$t0")
+	read -r h <"$p/c$N/memory.high"
+	[ "$h" = "$L" ] || fail "N=$N: c$N real memory.high '$h' after the subtree write returned (want $L)"
+	rss1=$(rss_kb "$DAEMON_PID")
+	fd1=$(fds "$DAEMON_PID")
+	w0=$(wakeups "$DAEMON_PID")
+	odt sleep 5000
+	idle=$(($(wakeups "$DAEMON_PID") - w0))
+	t0=$(pressure now)
+	n=$(ls "$sp" | grep -c '^c[0-9]')
+	tls=$(ms_since "$t0")
+	[ "$n" = "$N" ] || fail "N=$N: ls through the shadow listed $n children"
+
+	kill_daemon
+	t0=$(pressure now)
+	n0=$(grep -c 'serving ' /tmp/oomdelayfs.log)
+	_launch_daemon
+	wait_for 120000 _served "$n0" || fail "N=$N: the restarted daemon did not serve within 120 s"
+	tserve=$(ms_since "$t0")
+	wait_for 120000 delay_is "$sp/c$N/memory.oom_delay_millisecs" 5000 ||
+		fail "N=$N: c$N delay reads '$(cat "$sp/c$N/memory.oom_delay_millisecs" 2>&1)' 120 s after the restart"
+	tdelay=$(ms_since "$t0")
+	rss2=$(rss_kb "$DAEMON_PID")
+	fd2=$(fds "$DAEMON_PID")
+	bad=0
+	for i in 1 $((N / 2)) "$N"; do
+		read -r m <"$p/c$i/memory.max"
+		[ "$m" = $((L + 64 * MiB)) ] || bad=$((bad + 1))
+	done
+	[ "$bad" = 0 ] || fail "N=$N: $bad sampled cgroups without real memory.max = L + ceiling after the restart"
+	stop_daemon
+	[ "$DAEMON_STOP" = term ] || fail "N=$N: the daemon did not stop on SIGTERM ($DAEMON_STOP)"
+	read -r m <"$p/c$N/memory.max"
+	[ "$m" = "$L" ] || fail "N=$N: c$N real memory.max '$m' after the hand-back (want $L)"
+
+	echo "BENCH $OOMD_KERNEL scale N=$N mkdir_ms=$tmk start_ms=$tstart subtree_write_ms=$twrite" \
+		"rss_kb=$rss1 fds=$fd1 idle_wakeups_5s=$idle ls_ms=$tls restart_serve_ms=$tserve" \
+		"restart_delay_ms=$tdelay rss_after_kb=$rss2 fds_after=$fd2 handback_ms=$DAEMON_STOP_MS"
+	summary="$summary; N=$N: write ${twrite} ms, RSS $((rss1 / 1024)) MiB, $fd1 fds, $idle wake-ups/5 s, ls ${tls} ms, restart to delay ${tdelay} ms"
+	(cd "$p" && seq 1 "$N" | sed 's/^/c/' | xargs rmdir) || fail "rmdir of $N cgroups"
+	rmdir "$p" || fail "rmdir $p"
+done
+pass "${summary#; } (goals at 10,000: restart <= 2000 ms, RSS <= 16 MiB, 0 wake-ups)"
