@@ -20,7 +20,7 @@
  *       K = t_dead - deadline. Exit 1 on a time-out or if the hog ended without a signal.
  *
  *   readlat stats [LABEL]
- *       read numbers from stdin, print "LABEL n=N min=.. median=.. p95=.. max=.." (nearest rank)
+ *       read numbers from stdin, print "LABEL n=N min=.. median=.. p95=.. p99=.. max=.." (nearest rank)
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -297,8 +297,8 @@ static int cmd_stats(int argc, char **argv)
 		return 1;
 	}
 	qsort(v, n, sizeof *v, cmp_double);
-	printf("%s n=%zu min=%.1f median=%.1f p95=%.1f max=%.1f\n", label, n, v[0], pct(v, n, 50),
-	       pct(v, n, 95), v[n - 1]);
+	printf("%s n=%zu min=%.1f median=%.1f p95=%.1f p99=%.1f max=%.1f\n", label, n, v[0],
+	       pct(v, n, 50), pct(v, n, 95), pct(v, n, 99), v[n - 1]);
 	return 0;
 }
 

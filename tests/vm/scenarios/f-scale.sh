@@ -42,7 +42,10 @@ for N in $SIZES; do
 	tmk=$(($(now_ms) - t0))
 
 	t0=$(pressure now)
-	start_daemon /shadow
+	SHADOW=/shadow
+	mkdir -p "$SHADOW"
+	_launch_daemon
+	wait_for 120000 _mounted "$SHADOW" || fail "N=$N: the daemon did not mount $SHADOW within 120 s"
 	tstart=$(ms_since "$t0")
 	t0=$(pressure now)
 	echo 5000 >"$sp/memory.oom_delay_millisecs" || fail "N=$N: T on the parent"
