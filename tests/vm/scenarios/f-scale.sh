@@ -45,7 +45,7 @@ for N in $SIZES; do
 	SHADOW=/shadow
 	mkdir -p "$SHADOW"
 	_launch_daemon
-	wait_for 120000 _mounted "$SHADOW" || fail "N=$N: the daemon did not mount $SHADOW within 120 s"
+	wait_for 600000 _mounted "$SHADOW" || fail "N=$N: the daemon did not mount $SHADOW within 600 s"
 	tstart=$(ms_since "$t0")
 	t0=$(pressure now)
 	echo 5000 >"$sp/memory.oom_delay_millisecs" || fail "N=$N: T on the parent"
@@ -66,7 +66,7 @@ for N in $SIZES; do
 	t0=$(pressure now)
 	n0=$(grep -c 'serving ' /tmp/oomdelayfs.log)
 	_launch_daemon
-	wait_for 120000 _served "$n0" || fail "N=$N: the restarted daemon did not serve within 120 s"
+	wait_for 600000 _served "$n0" || fail "N=$N: the restarted daemon did not serve within 600 s"
 	tserve=$(ms_since "$t0")
 	wait_for 120000 delay_is "$sp/c$N/memory.oom_delay_millisecs" 5000 ||
 		fail "N=$N: c$N delay reads '$(cat "$sp/c$N/memory.oom_delay_millisecs" 2>&1)' 120 s after the restart"
