@@ -267,7 +267,7 @@ Test(shadowfs, memory_max_shows_the_user_value)
 	g_autofree char *real = NULL;
 	g_autofree char *rp = g_build_filename(fixture, "a/memory.max", NULL);
 	cr_assert(g_file_get_contents(rp, &real, NULL, NULL));
-	cr_assert_str_eq(real, "max\n", "the real file is the controller's business");
+	cr_assert_str_eq(real, "max\n", "the real file is the controller's business: [%s]", real);
 	cr_assert_eq(poke("a/memory.max", "bogus"), EINVAL);
 	cr_assert_eq(poke("a/memory.high", "max"), 0);
 	g_autofree char *h = slurp("a/memory.high");
