@@ -293,7 +293,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	}
 	mode &= 07777; /* the kernel already applied the caller's umask */
 	if (fs->opts.v1_layout)
-		fs_v1_before_mkdir(dir->fd);
+		fs_v1_before_mkdir(req, dir->fd);
 	if (mkdirat(dir->fd, name, mode) < 0) {
 		fuse_reply_err(req, errno);
 		return;

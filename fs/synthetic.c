@@ -91,6 +91,23 @@ static int event_control_write(const fs_synth_ctx *c, const char *buf, size_t le
 	int r = od_parse_event_control(buf, len, &efd, &cfd);
 	if (r)
 		return r;
+	/* v1's memcg_write_event_control() wants the writer (its credentials at the
+	 * write) to be able to read the control file: file_permission(cfile, MAY_READ).
+	 * The one control file accepted here is this cgroup's memory.oom_control,
+	 * whose attributes are memory.max's. v1 checks it on whatever file control_fd
+	 * is, before it looks at which file that is: for a control_fd that is not this
+	 * memory.oom_control, a writer who cannot read it gets EACCES here where v1
+	 * would answer EINVAL (both refuse). */
+	if (c->req) {
+		struct stat st;
+		r = fs_synth_attr(c->dirfd, fs_synth_find("memory.oom_control"), &st);
+		if (r)
+			return r;
+		g_autoptr(fs_caller) who = fs_caller_new(c->req);
+		r = fs_caller_permission(who, &st, R_OK);
+		if (r)
+			return r;
+	}
 	return fs_event_control_register(c, efd, cfd);
 }
 

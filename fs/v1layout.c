@@ -964,10 +964,17 @@ bool fs_layout_present(bool v1, const fs_synth *s, fs_memcg_kind kind, int dirfd
 	return true;
 }
 
-void fs_v1_before_mkdir(int parent_dirfd)
+void fs_v1_before_mkdir(fuse_req_t req, int parent_dirfd)
 {
 	if (fs_memcg_kind_of(parent_dirfd, true) == FS_MEMCG_NONE)
 		return; /* no memory controller here: nothing to pass on */
+	/* the daemon writes as root: only for a caller who may write it (the
+	 * owner of a delegated cgroup may, one who can only make directories not) */
+	struct stat st;
+	g_autoptr(fs_caller) who = fs_caller_new(req);
+	if (fstatat(parent_dirfd, "cgroup.subtree_control", &st, 0) < 0 ||
+	    fs_caller_permission(who, &st, W_OK) != 0)
+		return;
 	GString *s = g_string_new(NULL);
 	if (slurp(parent_dirfd, "cgroup.subtree_control", s) == 0 && !strstr(s->str, "memory")) {
 		int r = kwrite_str(parent_dirfd, "cgroup.subtree_control", "+memory");

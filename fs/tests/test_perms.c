@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -398,4 +399,72 @@ Test(daemon_checks, xattrs_as_the_caller_would_see_them_never_the_daemons)
 	cr_assert_eq(as(&user, set_user, p), EACCES);
 	snprintf(p, sizeof p, "%s/a", mnt);
 	cr_assert_eq(as(&user, set_user, p), 0, "a is the user's");
+}
+
+/* ---- cgroup.event_control: the writer must be able to read the control file ---- */
+
+/* child: with the eventfd and the memory.oom_control descriptor it inherited,
+ * register through a/cgroup.event_control, report the errno on fds[0], and live
+ * until the parent has counted the listeners */
+static int efd_inherited = -1, cfd_inherited = -1;
+static int register_and_wait(void *arg)
+{
+	char line[32];
+	snprintf(line, sizeof line, "%d %d", efd_inherited, cfd_inherited);
+	int fd = open(arg, O_WRONLY);
+	unsigned char r = fd < 0 ? (unsigned char)errno : 0;
+	if (fd >= 0 && write(fd, line, strlen(line)) < 0)
+		r = (unsigned char)errno;
+	char go;
+	if (write(fds[0][1], &r, 1) != 1 || read(fds[1][0], &go, 1) != 1)
+		return 99;
+	return 0;
+}
+
+static int listen_as_user(size_t *count)
+{
+	cr_assert_eq(pipe(fds[0]), 0);
+	cr_assert_eq(pipe(fds[1]), 0);
+	efd_inherited = eventfd(0, 0);
+	cfd_inherited = open(mp("a/memory.oom_control"), O_RDONLY); /* root's open, handed down */
+	cr_assert_geq(efd_inherited, 0);
+	cr_assert_geq(cfd_inherited, 0);
+	char p[256];
+	snprintf(p, sizeof p, "%s/a/cgroup.event_control", mnt);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		if (setgroups(0, NULL) < 0 || setresgid(1000, 1000, 1000) < 0 || setresuid(1000, 1000, 1000) < 0)
+			_exit(98);
+		_exit(register_and_wait(p));
+	}
+	unsigned char r = 0;
+	cr_assert_eq(read(fds[0][0], &r, 1), 1);
+	g_autofree char *real = g_build_filename(fixture, "a", NULL);
+	struct stat st;
+	cr_assert_eq(stat(real, &st), 0);
+	*count = fs_evctl_count(fs->evctl, st.st_ino);
+	cr_assert_eq(write(fds[1][1], "g", 1), 1);
+	int ws;
+	cr_assert_eq(waitpid(pid, &ws, 0), pid);
+	cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+	close(efd_inherited);
+	close(cfd_inherited);
+	for (int i = 0; i < 2; i++) {
+		close(fds[i][0]);
+		close(fds[i][1]);
+	}
+	return r;
+}
+
+Test(perms, a_listener_needs_to_be_able_to_read_the_control_file)
+{
+	SKIP_UNLESS_READY();
+	size_t n = 9;
+	real_chown("a/memory.max", 0, 0, 0600);
+	cr_assert_eq(listen_as_user(&n), EACCES);
+	cr_assert_eq(n, 0);
+	real_chown("a/memory.max", 0, 0, 0644); /* readable by all, as by default */
+	cr_assert_eq(listen_as_user(&n), 0);
+	cr_assert_eq(n, 1);
 }
