@@ -21,6 +21,8 @@
  *                                             print "ok" or the errno name (exit 0 either way)
  *   odt sleep MS                              sleep with ms precision
  *   odt asuser UID GID CMD [ARGS...]          run CMD with these ids and no groups
+ *   odt cgns CMD [ARGS...]                    run CMD in a new cgroup namespace (rooted at
+ *                                             the cgroup odt is in)
  *
  * Exit status: 0 ok, 1 failure (with a message on stderr), 2 usage error.
  */
@@ -29,6 +31,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -72,7 +75,7 @@ static void usage(void)
 	      "       | waitev FILE KEY [--timeout MS] [--mode inotify|poll]\n"
 	      "       | evlat CGDIR high|oom_kill [--mb N] [--timeout MS]\n"
 	      "       | xattr set PATH NAME VALUE | xattr get PATH NAME | xattr list PATH\n"
-	      "       | xattr rm PATH NAME | open PATH FLAG[,FLAG...]\n"
+	      "       | xattr rm PATH NAME | open PATH FLAG[,FLAG...] | cgns CMD [ARGS...]\n"
 	      "       | sleep MS | asuser UID GID CMD [ARGS...]\n", stderr);
 	exit(2);
 }
@@ -532,6 +535,12 @@ int main(int argc, char **argv)
 		return cmd_xattr(argc, argv);
 	if (!strcmp(cmd, "open"))
 		return cmd_open(argc, argv);
+	if (!strcmp(cmd, "cgns") && argc >= 1) {
+		if (unshare(CLONE_NEWCGROUP) < 0)
+			die("unshare(CLONE_NEWCGROUP): %s", strerror(errno));
+		execvp(argv[0], argv);
+		die("exec %s: %s", argv[0], strerror(errno));
+	}
 	if (!strcmp(cmd, "asuser") && argc >= 3) {
 		gid_t gid = (gid_t)parse_long(argv[1], "gid");
 		uid_t uid = (uid_t)parse_long(argv[0], "uid");

@@ -32,6 +32,15 @@ write_denied "$U" "$cg/memory.max" $((96 * MiB)) # the kernel's answer for the r
 write_denied "$U" "$s/memory.oom_control" 1
 write_denied "$U" "$s/memory.oom_delay_millisecs" 60000
 write_denied "$U" "$s/memory.max" $((96 * MiB))
+# root of a user namespace whose ids are uid U's outside: no CAP_DAC_OVERRIDE over root's files
+if odt asuser "$U" "$U" unshare -r true 2>/dev/null; then
+	o=$(odt asuser "$U" "$U" unshare -r odt write "$s/memory.oom_control" 1 2>&1) &&
+		fail "root of uid $U's user namespace wrote memory.oom_control ($o)"
+	case $o in *"Permission denied"*) ;; *) fail "root of uid $U's user namespace: '$o', not EACCES" ;; esac
+	uns="root of uid $U's user namespace refused too"
+else
+	uns="user namespaces not available to uid $U (not tried)"
+fi
 [ "$(cat "$cg/memory.max")" = "$rmax" ] || fail "real memory.max went from $rmax to $(cat "$cg/memory.max")"
 [ "$(cat "$cg/memory.high")" = "$rhigh" ] || fail "real memory.high went from $rhigh to $(cat "$cg/memory.high")"
 grep -q '^oom_kill_disable 0' "$s/memory.oom_control" || fail "oom_kill_disable changed: $(cat "$s/memory.oom_control")"
@@ -63,5 +72,5 @@ held_until "$dl" "$cg" "$k0" "$HOG_PID"
 wait_for 5000 dead "$HOG_PID" || fail "hog still alive 5 s after the deadline"
 kl=$(kill_late "$cg" "$dlns")
 stop_daemon
-pass "uid $U refused (EACCES) on oom_control, delay and memory.max; real memory.max $rmax and high $rhigh unchanged;" \
+pass "uid $U refused (EACCES) on oom_control, delay and memory.max; $uns; real memory.max $rmax and high $rhigh unchanged;" \
 	"files shown $b1, $b2; owner made c1, c2 and moved a pid; after chown memory.max: hold, kernel's kill $kl ms after the deadline"
