@@ -1,11 +1,12 @@
 # s-xattr (issue 10, deliverables 3 and 7): through the shadow, extended attributes are what the
 # caller could see on the real tree, and the daemon's own names (<namespace>.oomdelayfs.*) pass in
-# neither direction. uid 1000, owner of the cgroup directory: listxattr shows neither trusted.*
-# (set by root on the real tree) nor the daemon's names; getxattr of them is ENODATA; setxattr and
-# removexattr of the daemon's name are EPERM (as trusted.* for the unprivileged) and the real value stays as it was (on the
-# real tree the owner could forge it: that is what the shadow refuses); trusted.* cannot be set.
-# The legitimate actions beside: the owner's user.* attribute round-trips (set, get, list, remove,
-# and the real tree holds it), and root sees and sets trusted.* through the shadow.
+# neither direction, for root neither. uid 1000, owner of the cgroup directory: listxattr shows
+# neither trusted.* (set by root on the real tree) nor the daemon's names; getxattr of them is
+# ENODATA; setxattr and removexattr of the daemon's name are EPERM (as trusted.* is for the
+# unprivileged) and the real value stays as it was (on the real tree the owner could forge it:
+# that is what the shadow refuses); trusted.* cannot be set. The legitimate actions beside: the
+# owner's user.* attribute round-trips (set, get, list, remove, and the real tree holds it), and
+# root sees and sets trusted.* through the shadow.
 # timeout: 60
 . /oomd/lib.sh
 start_daemon /shadow
