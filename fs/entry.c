@@ -29,17 +29,15 @@ static void kernel_facing_size(struct stat *st)
 		st->st_size = FS_REG_SIZE;
 }
 
+/* The owner and mode of the real file whose behaviour it changes (synthetic.c):
+ * default_permissions then has the kernel check callers as for that file. */
 static int synth_stat(int dirfd, uint64_t id, const fs_synth *s, struct stat *st)
 {
-	if (fstat(dirfd, st) < 0)
-		return errno;
-	/* The directory's owner and times: a container owning its cgroup may write them. */
+	int r = fs_synth_attr(dirfd, s, st);
+	if (r)
+		return r;
 	st->st_ino = id;
-	st->st_mode = S_IFREG | s->mode;
-	st->st_nlink = 1;
 	st->st_size = FS_REG_SIZE;
-	st->st_blocks = 0;
-	st->st_rdev = 0;
 	return 0;
 }
 
@@ -295,7 +293,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	}
 	mode &= 07777; /* the kernel already applied the caller's umask */
 	if (fs->opts.v1_layout)
-		fs_v1_before_mkdir(dir->fd);
+		fs_v1_before_mkdir(req, dir->fd);
 	if (mkdirat(dir->fd, name, mode) < 0) {
 		fuse_reply_err(req, errno);
 		return;

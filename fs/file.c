@@ -81,12 +81,21 @@ static void file_close(od_shadowfs *fs, fs_file *f)
 /* Builds the handle of an open of node n; *err on failure. */
 static fs_file *file_open(od_shadowfs *fs, fuse_req_t req, const fs_node *n, int flags, int *err)
 {
+	/* The kernel checked the caller against the attributes it was shown; the
+	 * daemon writes as root, so it checks again, now, against the real file. */
+	int write_err = 0;
+	int r = fs_access_open(req, n, flags, &write_err);
+	if (r) {
+		*err = r;
+		return NULL;
+	}
 	fs_file *f = fs_file_new();
 	int acc = flags & O_ACCMODE;
 
 	if (n->syn) {
 		f->syn = n->syn;
 		fs_ctx_init(&f->ctx, fs, n, NULL);
+		f->ctx.write_err = write_err;
 		f->ctx.dirfd = fcntl(f->ctx.dirfd, F_DUPFD_CLOEXEC, 3);
 		if (f->ctx.dirfd < 0) {
 			*err = errno;
@@ -114,9 +123,12 @@ static fs_file *file_open(od_shadowfs *fs, fuse_req_t req, const fs_node *n, int
 				return NULL;
 			}
 		} else {
-			f->fd = open(path, oflags | O_CLOEXEC);
+			/* a write is judged by the opener's cgroup namespace (nsdelegate) */
+			f->fd = acc == O_RDONLY ? open(path, oflags | O_CLOEXEC)
+					       : fs_open_in_caller_cgns(req, path, oflags | O_CLOEXEC);
 			if (f->fd < 0) {
-				*err = errno;
+				*err = acc == O_RDONLY ? errno : -f->fd;
+				f->fd = -1;
 				fs_file_unref(f);
 				return NULL;
 			}
@@ -160,6 +172,32 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		file_close(fs, f); /* interrupted: the kernel will send no release */
 }
 
+/* Opens the existing entry e for a create: the reply marks the open as a
+ * creation (FMODE_CREATED), and the kernel then checks no permission on the
+ * file, so the daemon's own check in file_open is the only one. */
+static void create_reply(fuse_req_t req, od_shadowfs *fs, struct fuse_entry_param *e,
+			 struct fuse_file_info *fi)
+{
+	int err = 0;
+	fs_node *n = fs_inodes_get(fs->inodes, e->ino);
+	fs_file *f = n ? file_open(fs, req, n, fi->flags & ~(O_CREAT | O_EXCL), &err) : NULL;
+	if (!f) {
+		fs_inodes_forget(fs->inodes, e->ino, 1);
+		fuse_reply_err(req, n ? err : ESTALE);
+		return;
+	}
+	set_open_flags(fs, fi, f);
+	if (fuse_reply_create(req, e, fi) != 0) {
+		file_close(fs, f);
+		fs_inodes_forget(fs->inodes, e->ino, 1);
+	}
+}
+
+/* The kernel sends CREATE for a name its lookup did not find; the name may have
+ * appeared since (a controller enabled, a cgroup made). What open(2) with O_CREAT
+ * does on cgroupfs (kernfs has no create): an existing name is EEXIST with O_EXCL
+ * and opened as usual without it; a new name is EACCES (lookup_open() finds no
+ * ->create). Other real trees (the test fixture) create the file. */
 void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		  struct fuse_file_info *fi)
 {
@@ -169,37 +207,50 @@ void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 		fuse_reply_err(req, ESTALE);
 		return;
 	}
-	/* The v1 view hides the real files: creating one of their names must not
-	 * reach them. What cgroupfs answers to O_CREAT of a new name. */
-	if (fs->opts.v1_layout) {
-		fuse_reply_err(req, EACCES);
-		return;
-	}
-	/* cgroupfs refuses to create files (EACCES from the kernel itself); other trees may not. */
-	int fd = openat(dir->fd, name, (fi->flags | O_CREAT | O_CLOEXEC) & ~O_NOFOLLOW, mode & 07777);
-	if (fd < 0) {
-		fuse_reply_err(req, errno);
-		return;
-	}
-	close(fd);
 	struct fuse_entry_param e;
-	int err = fs_do_lookup(fs, dir, name, &e);
-	if (err) {
-		fuse_reply_err(req, err);
-		return;
+	for (int tries = 0; tries < 2; tries++) {
+		int err = fs_do_lookup(fs, dir, name, &e);
+		if (err == 0) {
+			if (fi->flags & O_EXCL) {
+				fs_inodes_forget(fs->inodes, e.ino, 1);
+				fuse_reply_err(req, EEXIST);
+			} else {
+				create_reply(req, fs, &e, fi);
+			}
+			return;
+		}
+		if (err != ENOENT) {
+			fuse_reply_err(req, err);
+			return;
+		}
+		/* the v1 view shows no real file: a new name must not reach the real tree */
+		if (fs->opts.v1_layout) {
+			fuse_reply_err(req, EACCES);
+			return;
+		}
+		const struct fuse_ctx *ctx = fuse_req_ctx(req);
+		int fd = openat(dir->fd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC,
+				mode & 07777 & ~ctx->umask);
+		if (fd >= 0) {
+			/* made by the caller, as the kernel would have made it */
+			if (fchown(fd, ctx->uid, ctx->gid) < 0)
+				g_warning("create %s: cannot give it to uid %u: %s", name,
+					  (unsigned)ctx->uid, g_strerror(errno));
+			close(fd);
+			err = fs_do_lookup(fs, dir, name, &e);
+			if (err)
+				fuse_reply_err(req, err);
+			else
+				create_reply(req, fs, &e, fi);
+			return;
+		}
+		if (errno != EEXIST || (fi->flags & O_EXCL)) {
+			fuse_reply_err(req, errno);
+			return;
+		}
+		/* appeared between the lookup and the create: open it as the caller asked */
 	}
-	fs_node *n = fs_inodes_get(fs->inodes, e.ino);
-	fs_file *f = n ? file_open(fs, req, n, fi->flags & ~(O_CREAT | O_EXCL | O_TRUNC), &err) : NULL;
-	if (!f) {
-		fs_inodes_forget(fs->inodes, e.ino, 1);
-		fuse_reply_err(req, n ? err : ESTALE);
-		return;
-	}
-	set_open_flags(fs, fi, f);
-	if (fuse_reply_create(req, &e, fi) != 0) {
-		file_close(fs, f);
-		fs_inodes_forget(fs->inodes, e.ino, 1);
-	}
+	fuse_reply_err(req, EEXIST);
 }
 
 static void read_real(fuse_req_t req, fs_file *f, size_t size, off_t off)
@@ -292,6 +343,10 @@ void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, o
 	od_shadowfs *fs = fs_of(req);
 	fs_file *f = (fs_file *)(uintptr_t)fi->fh;
 
+	if (size > 0 && f->ctx.write_err) {
+		fuse_reply_err(req, f->ctx.write_err); /* cgroup_file_write(): before any handler */
+		return;
+	}
 	if (!f->syn || !f->syn->write) {
 		if (f->fd < 0)
 			fuse_reply_err(req, f->syn ? EINVAL : EBADF);

@@ -50,6 +50,7 @@ typedef struct {
 	uint64_t page_size;
 	fuse_req_t req;  /* the request being served (caller's pid/uid) */
 	int fd;          /* the backing descriptor of this open, -1 for synthetic files */
+	int write_err;   /* decided at open (the opener's namespace): every write answers it */
 } fs_synth_ctx;
 
 typedef struct fs_synth {
@@ -60,6 +61,10 @@ typedef struct fs_synth {
 	/* Both return 0, a positive errno or FS_SYN_PASS. NULL: not readable/writable. */
 	int (*read)(const fs_synth_ctx *c, GString *out);
 	int (*write)(const fs_synth_ctx *c, const char *buf, size_t len);
+	/* The real file whose owner and mode the synthetic file shows, and whose
+	 * write rules its writes follow (the file whose behaviour it changes).
+	 * NULL: the directory's owner and the mode above (cgroup.event_control). */
+	const char *attr_of;
 } fs_synth;
 
 typedef enum { FS_MEMCG_NONE, FS_MEMCG_CHILD, FS_MEMCG_ROOT } fs_memcg_kind;
@@ -71,6 +76,11 @@ unsigned fs_synth_count(void);
  * the memory controller can be enabled or disabled at any time). */
 fs_memcg_kind fs_memcg_kind_of(int dirfd, bool is_root);
 bool fs_synth_present(const fs_synth *s, fs_memcg_kind kind);
+/* The attributes a synthetic file shows (st_ino left to the caller): owner and
+ * permission bits of s->attr_of in the directory dirfd, with the read or write
+ * bits taken away that the file's own mode lacks; where that file is missing
+ * (the root cgroup), the owner of memory.stat and the mode of the table. 0 or errno. */
+int fs_synth_attr(int dirfd, const fs_synth *s, struct stat *st);
 
 /* cgroup.event_control (event_control.c): v1 OOM listeners. event_fd and
  * control_fd are descriptor numbers in the calling process. 0 or errno. */
@@ -89,6 +99,35 @@ int fs_threads_write(const fs_synth_ctx *c, const char *buf, size_t len);
 int fs_procs_read(const fs_synth_ctx *c, GString *out);
 /* open(2) with the caller's fsuid/fsgid/groups; fd or -errno. */
 int fs_open_as_caller(fuse_req_t req, const char *path, int flags);
+
+/* ---- the caller's rights (access.c) ---- */
+
+typedef struct fs_caller fs_caller;
+/* The request's caller from /proc/<tid>: groups, capabilities, user namespace.
+ * Never NULL; an unreadable caller is a nobody (other bits, no capability). */
+fs_caller *fs_caller_new(fuse_req_t req);
+void fs_caller_free(fs_caller *c);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(fs_caller, fs_caller_free)
+/* generic_permission() of a file with attributes st, mask of R_OK/W_OK/X_OK: 0 or EACCES. */
+int fs_caller_permission(const fs_caller *c, const struct stat *st, int mask);
+/* capable(cap): the capability in the initial user namespace. */
+bool fs_caller_capable(const fs_caller *c, int cap);
+/* open(path, flags) in the caller's cgroup namespace; fd or -errno. */
+int fs_open_in_caller_cgns(fuse_req_t req, const char *path, int flags);
+/* What a write by this caller to the real file name of dirfd would meet beyond
+ * permission: EPERM at its cgroup-namespace root under nsdelegate, else 0. */
+int fs_caller_cgns_write_err(fuse_req_t req, int dirfd, const char *name);
+/* At open of node n with flags: 0 or EACCES (the kernel's permission check of
+ * the real file the daemon will write for the caller); *write_err is what every
+ * write of this open must answer instead (0: none). */
+struct fs_node;
+int fs_access_open(fuse_req_t req, const struct fs_node *n, int flags, int *write_err);
+/* Extended attributes: a name of the daemon's own (<ns>.oomdelayfs.*), the
+ * kernel's xattr_permission() for the caller (0, EPERM, ENODATA, EACCES), and
+ * whether listxattr shows the name to the caller. */
+bool fs_xattr_is_ours(const char *name);
+int fs_xattr_permission(const fs_caller *c, const struct stat *st, const char *name, int mask);
+bool fs_xattr_listed(const fs_caller *c, const char *name);
 
 /* ---- inode table (inodes.c) ---- */
 

@@ -91,6 +91,23 @@ static int event_control_write(const fs_synth_ctx *c, const char *buf, size_t le
 	int r = od_parse_event_control(buf, len, &efd, &cfd);
 	if (r)
 		return r;
+	/* v1's memcg_write_event_control() wants the writer (its credentials at the
+	 * write) to be able to read the control file: file_permission(cfile, MAY_READ).
+	 * The one control file accepted here is this cgroup's memory.oom_control,
+	 * whose attributes are memory.max's. v1 checks it on whatever file control_fd
+	 * is, before it looks at which file that is: for a control_fd that is not this
+	 * memory.oom_control, a writer who cannot read it gets EACCES here where v1
+	 * would answer EINVAL (both refuse). */
+	if (c->req) {
+		struct stat st;
+		r = fs_synth_attr(c->dirfd, fs_synth_find("memory.oom_control"), &st);
+		if (r)
+			return r;
+		g_autoptr(fs_caller) who = fs_caller_new(c->req);
+		r = fs_caller_permission(who, &st, R_OK);
+		if (r)
+			return r;
+	}
 	return fs_event_control_register(c, efd, cfd);
 }
 
@@ -143,15 +160,19 @@ static int high_write(const fs_synth_ctx *c, const char *buf, size_t len)
 }
 
 static const fs_synth table[] = {
-	{ "memory.oom_delay_millisecs", 0644, FS_SYN_ROOT, 0, delay_read, delay_write },
-	{ "memory.oom_control", 0644, FS_SYN_ROOT | FS_SYN_NOTIFY, 1, control_read, control_write },
-	/* v1 had it in the root too; a listener there is legal, it just never fires */
-	{ "cgroup.event_control", 0222, FS_SYN_ROOT, 2, NULL, event_control_write },
-	{ "memory.max", 0, FS_SYN_VIRTUAL, 3, max_read, max_write },
-	{ "memory.high", 0, FS_SYN_VIRTUAL, 4, high_read, high_write },
+	/* both change what memory.max does: whoever may write memory.max may write them */
+	{ "memory.oom_delay_millisecs", 0644, FS_SYN_ROOT, 0, delay_read, delay_write, "memory.max" },
+	{ "memory.oom_control", 0644, FS_SYN_ROOT | FS_SYN_NOTIFY, 1, control_read, control_write,
+	  "memory.max" },
+	/* v1 had it in the root too; a listener there is legal, it just never fires.
+	 * Mode 0222 for everyone, as v1's cftype (S_IWUGO); v1 checks at the write that
+	 * the writer may read the control file (memcg_write_event_control) */
+	{ "cgroup.event_control", 0222, FS_SYN_ROOT, 2, NULL, event_control_write, NULL },
+	{ "memory.max", 0, FS_SYN_VIRTUAL, 3, max_read, max_write, NULL },
+	{ "memory.high", 0, FS_SYN_VIRTUAL, 4, high_read, high_write, NULL },
 	/* pids are shown and taken in the caller's pid namespace (pids.c) */
-	{ "cgroup.procs", 0, FS_SYN_VIRTUAL | FS_SYN_AS_CALLER, 5, fs_procs_read, fs_procs_write },
-	{ "cgroup.threads", 0, FS_SYN_VIRTUAL | FS_SYN_AS_CALLER, 6, fs_procs_read, fs_threads_write },
+	{ "cgroup.procs", 0, FS_SYN_VIRTUAL | FS_SYN_AS_CALLER, 5, fs_procs_read, fs_procs_write, NULL },
+	{ "cgroup.threads", 0, FS_SYN_VIRTUAL | FS_SYN_AS_CALLER, 6, fs_procs_read, fs_threads_write, NULL },
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(table) < (1u << FS_SYN_SHIFT));
@@ -186,6 +207,44 @@ fs_memcg_kind fs_memcg_kind_of(int dirfd, bool is_root)
 	if (is_root && fstatat(dirfd, "memory.stat", &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return FS_MEMCG_ROOT;
 	return FS_MEMCG_NONE;
+}
+
+/* Keeps of the real file's mode the permission bits, less the directions the
+ * synthetic file does not have at all (its table mode has no read or no write). */
+static mode_t perm_bits(mode_t real, mode_t table)
+{
+	mode_t m = real & 0777;
+	if (!(table & 0444))
+		m &= ~(mode_t)0444;
+	if (!(table & 0222))
+		m &= ~(mode_t)0222;
+	return m;
+}
+
+int fs_synth_attr(int dirfd, const fs_synth *s, struct stat *st)
+{
+	struct stat real;
+	if (fstat(dirfd, st) < 0)
+		return errno;
+	mode_t mode = s->mode;
+	if (s->attr_of) {
+		/* the root cgroup has no memory.max: its files are root's, like memory.stat */
+		if (fstatat(dirfd, s->attr_of, &real, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(real.st_mode))
+			mode = perm_bits(real.st_mode, s->mode);
+		else if (fstatat(dirfd, "memory.stat", &real, AT_SYMLINK_NOFOLLOW) < 0)
+			return errno;
+		st->st_uid = real.st_uid;
+		st->st_gid = real.st_gid;
+		st->st_atim = real.st_atim;
+		st->st_mtim = real.st_mtim;
+		st->st_ctim = real.st_ctim;
+	}
+	st->st_mode = S_IFREG | mode;
+	st->st_nlink = 1;
+	st->st_size = 0;
+	st->st_blocks = 0;
+	st->st_rdev = 0;
+	return 0;
 }
 
 bool fs_synth_present(const fs_synth *s, fs_memcg_kind kind)

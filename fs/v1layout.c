@@ -895,27 +895,35 @@ static int force_empty_write(const fs_synth_ctx *c, const char *buf, size_t len)
 /* ---- the table ---- */
 
 /* Indices 0..2 are the v2 table's synthetic files (synthetic.c), reused as they
- * are; ours start at 3. Modes are v1's (0444 for read-only files). */
+ * are; ours start at 3. Modes are v1's (0444 for read-only files); each file shows
+ * the owner and permission bits of the v2 file it writes (fs_synth_attr), and a
+ * write follows that file's rules. Resets of counters the daemon keeps (failcnt,
+ * max_usage: what every reader of the shadow sees) and use_hierarchy follow
+ * memory.max, as v1 gave them the owner of the limit (root's 0644 unless
+ * delegated); memory.peak would not do: 0444 on 6.1. */
 #define R FS_SYN_ROOT
 static const fs_synth v1_table[] = {
-	{ "memory.limit_in_bytes", 0644, R, 3, limit_read, limit_write },
-	{ "memory.usage_in_bytes", 0444, R, 4, usage_read, NULL },
-	{ "memory.max_usage_in_bytes", 0644, R, 5, max_usage_read, max_usage_write },
-	{ "memory.failcnt", 0644, R, 6, failcnt_read, failcnt_write },
-	{ "memory.soft_limit_in_bytes", 0644, R, 7, soft_read, soft_write },
-	{ "memory.stat", 0444, R, 8, stat_read, NULL },
-	{ "memory.use_hierarchy", 0644, R, 9, use_hierarchy_read, use_hierarchy_write },
-	{ "tasks", 0644, R, 10, tasks_read, tasks_write },
-	{ "cgroup.procs", 0644, R, 11, procs_read, procs_write },
-	{ "memory.memsw.limit_in_bytes", 0644, R | FS_V1_SWAP, 12, memsw_limit_read, memsw_limit_write },
-	{ "memory.memsw.usage_in_bytes", 0444, R | FS_V1_SWAP, 13, memsw_usage_read, NULL },
+	{ "memory.limit_in_bytes", 0644, R, 3, limit_read, limit_write, "memory.max" },
+	{ "memory.usage_in_bytes", 0444, R, 4, usage_read, NULL, "memory.current" },
+	{ "memory.max_usage_in_bytes", 0644, R, 5, max_usage_read, max_usage_write, "memory.max" },
+	{ "memory.failcnt", 0644, R, 6, failcnt_read, failcnt_write, "memory.max" },
+	{ "memory.soft_limit_in_bytes", 0644, R, 7, soft_read, soft_write, "memory.low" },
+	{ "memory.stat", 0444, R, 8, stat_read, NULL, "memory.stat" },
+	{ "memory.use_hierarchy", 0644, R, 9, use_hierarchy_read, use_hierarchy_write, "memory.max" },
+	{ "tasks", 0644, R, 10, tasks_read, tasks_write, "cgroup.threads" },
+	{ "cgroup.procs", 0644, R, 11, procs_read, procs_write, "cgroup.procs" },
+	{ "memory.memsw.limit_in_bytes", 0644, R | FS_V1_SWAP, 12, memsw_limit_read, memsw_limit_write,
+	  "memory.swap.max" },
+	{ "memory.memsw.usage_in_bytes", 0444, R | FS_V1_SWAP, 13, memsw_usage_read, NULL,
+	  "memory.swap.current" },
 	{ "memory.memsw.max_usage_in_bytes", 0644, R | FS_V1_SWAP, 14, memsw_max_usage_read,
-	  memsw_max_usage_write },
+	  memsw_max_usage_write, "memory.max" },
 	/* index 15 and up: the preferred node id spills into the next directory's
 	 * slots; inodes.c falls back to a counter id when such an id is taken */
-	{ "memory.memsw.failcnt", 0644, R | FS_V1_SWAP, 15, memsw_failcnt_read, memsw_failcnt_write },
+	{ "memory.memsw.failcnt", 0644, R | FS_V1_SWAP, 15, memsw_failcnt_read, memsw_failcnt_write,
+	  "memory.max" },
 	/* v1 has it in every cgroup but refuses it in the root */
-	{ "memory.force_empty", 0200, R, 16, NULL, force_empty_write },
+	{ "memory.force_empty", 0200, R, 16, NULL, force_empty_write, "memory.reclaim" },
 };
 #undef R
 #define N_SHARED 3u
@@ -956,10 +964,17 @@ bool fs_layout_present(bool v1, const fs_synth *s, fs_memcg_kind kind, int dirfd
 	return true;
 }
 
-void fs_v1_before_mkdir(int parent_dirfd)
+void fs_v1_before_mkdir(fuse_req_t req, int parent_dirfd)
 {
 	if (fs_memcg_kind_of(parent_dirfd, true) == FS_MEMCG_NONE)
 		return; /* no memory controller here: nothing to pass on */
+	/* the daemon writes as root: only for a caller who may write it (the
+	 * owner of a delegated cgroup may, one who can only make directories not) */
+	struct stat st;
+	g_autoptr(fs_caller) who = fs_caller_new(req);
+	if (fstatat(parent_dirfd, "cgroup.subtree_control", &st, 0) < 0 ||
+	    fs_caller_permission(who, &st, W_OK) != 0)
+		return;
 	GString *s = g_string_new(NULL);
 	if (slurp(parent_dirfd, "cgroup.subtree_control", s) == 0 && !strstr(s->str, "memory")) {
 		int r = kwrite_str(parent_dirfd, "cgroup.subtree_control", "+memory");

@@ -27,7 +27,8 @@ static inline bool fs_v1_shows_real(bool v1, bool is_dir)
 	return !v1 || is_dir;
 }
 /* Before a mkdir in the v1 view: every v1 cgroup has the memory files, so the
- * parent's cgroup.subtree_control gets +memory (best effort, logged). */
-void fs_v1_before_mkdir(int parent_dirfd);
+ * parent's cgroup.subtree_control gets +memory (best effort, logged) when the
+ * caller of req may write that file itself. */
+void fs_v1_before_mkdir(fuse_req_t req, int parent_dirfd);
 
 #endif

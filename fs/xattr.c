@@ -1,116 +1,156 @@
 /* xattr.c — extended attributes pass through (systemd marks delegated cgroups
- * with user.* and trusted.* xattrs). O_PATH descriptors do not take xattr
- * calls, hence the /proc/self/fd path of the held descriptor. Synthetic files
- * have none.
+ * with user.* and trusted.* xattrs), as the caller could use them on the real
+ * tree: the daemon works as root, so it applies the kernel's xattr_permission()
+ * and simple_xattr_list() rules for the caller itself (access.c), and never
+ * passes the daemon's own names (<namespace>.oomdelayfs.*, its state) in either
+ * direction. O_PATH descriptors do not take xattr calls, hence the
+ * /proc/self/fd path of the held descriptor. Synthetic files have none.
  */
 #include <errno.h>
+#include <string.h>
 #include <sys/xattr.h>
 
 #include "fs_private.h"
 
-static fs_node *real_node(fuse_req_t req, fuse_ino_t ino, int *err)
+/* The real node of ino and its attributes, or NULL with *err (0: a synthetic file). */
+static fs_node *real_node(fuse_req_t req, fuse_ino_t ino, struct stat *st, int *err)
 {
 	fs_node *n = fs_inodes_get(fs_of(req)->inodes, ino);
+	*err = 0;
 	if (!n) {
 		*err = ESTALE;
 		return NULL;
 	}
-	if (n->syn && !(n->syn->flags & FS_SYN_VIRTUAL)) {
-		*err = 0;
+	if (n->syn && !(n->syn->flags & FS_SYN_VIRTUAL))
+		return NULL;
+	if (fstatat(n->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
+		*err = errno;
 		return NULL;
 	}
 	return n;
 }
 
+/* 0 with the node's path, or the errno to answer (missing: for a synthetic file). */
+static int checked(fuse_req_t req, fuse_ino_t ino, const char *name, int mask, int missing,
+		   char path[64])
+{
+	struct stat st;
+	int err;
+	fs_node *n = real_node(req, ino, &st, &err);
+	if (!n)
+		return err ? err : missing;
+	g_autoptr(fs_caller) c = fs_caller_new(req);
+	err = fs_xattr_permission(c, &st, name, mask);
+	if (err)
+		return err;
+	fs_proc_path(path, n->fd);
+	return 0;
+}
+
 void fs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 		    size_t size, int flags)
 {
-	int err;
-	fs_node *n = real_node(req, ino, &err);
-	if (!n) {
-		fuse_reply_err(req, err ? err : EPERM);
-		return;
-	}
 	char path[64];
-	fs_proc_path(path, n->fd);
-	fuse_reply_err(req, setxattr(path, name, value, size, flags) < 0 ? errno : 0);
-}
-
-static void reply_sized(fuse_req_t req, size_t size, ssize_t (*get)(const char *, void *, size_t, void *),
-			const char *path, void *arg)
-{
-	if (size == 0) {
-		ssize_t r = get(path, NULL, 0, arg);
-		if (r < 0)
-			fuse_reply_err(req, errno);
-		else
-			fuse_reply_xattr(req, (size_t)r);
-		return;
-	}
-	char *buf = g_try_malloc(size);
-	if (!buf) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	ssize_t r = get(path, buf, size, arg);
-	if (r < 0)
-		fuse_reply_err(req, errno);
-	else
-		fuse_reply_buf(req, buf, (size_t)r);
-	g_free(buf);
-}
-
-static ssize_t get_one(const char *path, void *buf, size_t size, void *name)
-{
-	return getxattr(path, name, buf, size);
-}
-
-static ssize_t get_list(const char *path, void *buf, size_t size, void *unused)
-{
-	(void)unused;
-	return listxattr(path, buf, size);
-}
-
-void fs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
-{
-	int err;
-	fs_node *n = real_node(req, ino, &err);
-	if (!n) {
-		fuse_reply_err(req, err ? err : ENODATA);
-		return;
-	}
-	char path[64];
-	fs_proc_path(path, n->fd);
-	reply_sized(req, size, get_one, path, (void *)name);
-}
-
-void fs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
-{
-	int err;
-	fs_node *n = real_node(req, ino, &err);
-	if (!n) {
-		if (err)
-			fuse_reply_err(req, err);
-		else if (size == 0)
-			fuse_reply_xattr(req, 0);
-		else
-			fuse_reply_buf(req, NULL, 0);
-		return;
-	}
-	char path[64];
-	fs_proc_path(path, n->fd);
-	reply_sized(req, size, get_list, path, NULL);
+	int err = checked(req, ino, name, W_OK, EPERM, path);
+	if (!err && setxattr(path, name, value, size, flags) < 0)
+		err = errno;
+	fuse_reply_err(req, err);
 }
 
 void fs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
+	char path[64];
+	int err = checked(req, ino, name, W_OK, ENODATA, path);
+	if (!err && removexattr(path, name) < 0)
+		err = errno;
+	fuse_reply_err(req, err);
+}
+
+/* Replies with buf[0..len) when size allows it, its length when size is 0. */
+static void reply_sized(fuse_req_t req, size_t size, const char *buf, size_t len)
+{
+	if (size == 0)
+		fuse_reply_xattr(req, len);
+	else if (len > size)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, buf, len);
+}
+
+/* The whole value (or list) of path: a size probe can go stale before the read
+ * (another writer), so grow and retry on ERANGE. NULL with *err. */
+static char *get_all(const char *path, const char *name, ssize_t *len, int *err)
+{
+	size_t cap = 256;
+	for (int tries = 0; tries < 8; tries++) {
+		char *buf = g_malloc(cap);
+		ssize_t r = name ? getxattr(path, name, buf, cap) : listxattr(path, buf, cap);
+		if (r >= 0) {
+			*len = r;
+			return buf;
+		}
+		*err = errno;
+		g_free(buf);
+		if (*err != ERANGE)
+			return NULL;
+		r = name ? getxattr(path, name, NULL, 0) : listxattr(path, NULL, 0);
+		if (r < 0) {
+			*err = errno;
+			return NULL;
+		}
+		cap = (size_t)r + 256;
+	}
+	return NULL; /* *err is ERANGE: it kept growing */
+}
+
+void fs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	char path[64];
+	int err = checked(req, ino, name, R_OK, ENODATA, path);
+	if (err) {
+		fuse_reply_err(req, err);
+		return;
+	}
+	ssize_t len = 0;
+	g_autofree char *buf = get_all(path, name, &len, &err);
+	if (!buf)
+		fuse_reply_err(req, err);
+	else
+		reply_sized(req, size, buf, (size_t)len);
+}
+
+void fs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	struct stat st;
 	int err;
-	fs_node *n = real_node(req, ino, &err);
+	fs_node *n = real_node(req, ino, &st, &err);
 	if (!n) {
-		fuse_reply_err(req, err ? err : ENODATA);
+		if (err)
+			fuse_reply_err(req, err);
+		else
+			reply_sized(req, size, NULL, 0);
 		return;
 	}
 	char path[64];
 	fs_proc_path(path, n->fd);
-	fuse_reply_err(req, removexattr(path, name) < 0 ? errno : 0);
+	ssize_t len = 0;
+	g_autofree char *all = get_all(path, NULL, &len, &err);
+	if (!all) {
+		fuse_reply_err(req, err);
+		return;
+	}
+	/* only the names the caller would see listed on the real tree */
+	g_autoptr(fs_caller) c = fs_caller_new(req);
+	g_autofree char *out = g_malloc(len > 0 ? (size_t)len : 1);
+	size_t used = 0;
+	for (ssize_t i = 0; i < len;) {
+		const char *nm = all + i;
+		size_t l = strnlen(nm, (size_t)(len - i));
+		if (fs_xattr_listed(c, nm) && (size_t)i + l < (size_t)len) {
+			memcpy(out + used, nm, l + 1);
+			used += l + 1;
+		}
+		i += (ssize_t)l + 1;
+	}
+	reply_sized(req, size, out, used);
 }

@@ -259,3 +259,30 @@ kill_times() {
 	[ -n "$_kt" ] || fail "no kill logged by the daemon for $1"
 	echo "$_kt" | awk -v d="$2" '{ printf "%.1f %.1f", $2 - d / 1e6, $2 + $1 - d / 1e6 }'
 }
+
+# permissions (s-* scenarios)
+# delegate CG UID: delegate CG to UID the cgroup-v2 way: the directory, cgroup.procs,
+# cgroup.threads and cgroup.subtree_control chowned; memory.max and the other knobs stay root's
+delegate() {
+	chown "$2:$2" "$1" "$1/cgroup.procs" "$1/cgroup.threads" "$1/cgroup.subtree_control" ||
+		fail "cannot delegate $1 to uid $2"
+}
+# lsattrs FILE: mode, uid and gid as ls -ln shows them
+lsattrs() { ls -ln "$1" | awk '{print $1, $3, $4}'; }
+# write_denied UID FILE VALUE: UID's write of VALUE to FILE must fail with EACCES
+write_denied() {
+	_o=$(odt asuser "$1" "$1" odt write "$2" "$3" 2>&1) && fail "uid $1 wrote '$3' to $2 ($_o)"
+	case $_o in *"Permission denied"*) ;; *) fail "uid $1's write to $2: '$_o', not EACCES" ;; esac
+}
+# owner_moves UID CG SHADOWCG: a process of UID that root put in CG/c1 is moved by UID to c2
+# through SHADOWCG/c2/cgroup.procs (delegation: UID owns CG's cgroup.procs, c1 and c2)
+owner_moves() {
+	odt asuser "$1" "$1" sleep 600 &
+	_sp=$!
+	usleep 100000
+	echo "$_sp" >"$2/c1/cgroup.procs" || fail "root cannot put pid $_sp in $2/c1"
+	_o=$(odt asuser "$1" "$1" sh -c "echo $_sp >$3/c2/cgroup.procs" 2>&1) ||
+		fail "uid $1 cannot move $_sp from c1 to c2 through $3: $_o"
+	grep -q "/c2\$" "/proc/$_sp/cgroup" || fail "pid $_sp is in $(cat "/proc/$_sp/cgroup"), not c2"
+	kill "$_sp"
+}

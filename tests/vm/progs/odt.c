@@ -16,9 +16,13 @@
  *       when the counter changes: a child in CGDIR holds N MiB (default 16); for "high"
  *       memory.high is set to N/2 and the child touches one more page at t0; for
  *       "oom_kill" memory.max is written to N/2 at t0 (the write OOM-kills the child)
- *   odt xattr set PATH NAME VALUE | get PATH NAME | list PATH
+ *   odt xattr set PATH NAME VALUE | get PATH NAME | list PATH | rm PATH NAME
+ *   odt open PATH FLAG[,FLAG...]              open(2) with rdonly|wronly|rdwr|creat|excl|trunc;
+ *                                             print "ok" or the errno name (exit 0 either way)
  *   odt sleep MS                              sleep with ms precision
  *   odt asuser UID GID CMD [ARGS...]          run CMD with these ids and no groups
+ *   odt cgns CMD [ARGS...]                    run CMD in a new cgroup namespace (rooted at
+ *                                             the cgroup odt is in)
  *
  * Exit status: 0 ok, 1 failure (with a message on stderr), 2 usage error.
  */
@@ -27,6 +31,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -70,6 +75,7 @@ static void usage(void)
 	      "       | waitev FILE KEY [--timeout MS] [--mode inotify|poll]\n"
 	      "       | evlat CGDIR high|oom_kill [--mb N] [--timeout MS]\n"
 	      "       | xattr set PATH NAME VALUE | xattr get PATH NAME | xattr list PATH\n"
+	      "       | xattr rm PATH NAME | open PATH FLAG[,FLAG...] | cgns CMD [ARGS...]\n"
 	      "       | sleep MS | asuser UID GID CMD [ARGS...]\n", stderr);
 	exit(2);
 }
@@ -447,6 +453,11 @@ static int cmd_xattr(int argc, char **argv)
 		printf("%s\n", buf);
 		return 0;
 	}
+	if (argc >= 3 && !strcmp(argv[0], "rm")) {
+		if (removexattr(argv[1], argv[2]) < 0)
+			die("removexattr %s %s: %s", argv[1], argv[2], strerror(errno));
+		return 0;
+	}
 	if (argc >= 2 && !strcmp(argv[0], "list")) {
 		char buf[65536];
 		ssize_t n = listxattr(argv[1], buf, sizeof buf);
@@ -457,6 +468,36 @@ static int cmd_xattr(int argc, char **argv)
 		return 0;
 	}
 	usage();
+}
+
+/* open(2) with the named flags; prints "ok" or the errno's name, for scenarios
+ * that compare errnos with the kernel's */
+static int cmd_open(int argc, char **argv)
+{
+	if (argc != 2)
+		usage();
+	static const struct { const char *name; int flag; } names[] = {
+		{ "rdonly", O_RDONLY }, { "wronly", O_WRONLY }, { "rdwr", O_RDWR },
+		{ "creat", O_CREAT }, { "excl", O_EXCL }, { "trunc", O_TRUNC },
+	};
+	int flags = 0;
+	char *save = NULL;
+	for (char *t = strtok_r(argv[1], ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		size_t i = 0;
+		while (i < sizeof names / sizeof names[0] && strcmp(names[i].name, t) != 0)
+			i++;
+		if (i == sizeof names / sizeof names[0])
+			usage();
+		flags |= names[i].flag;
+	}
+	int fd = open(argv[0], flags | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		printf("%s\n", strerrorname_np(errno) ? strerrorname_np(errno) : "?");
+		return 0;
+	}
+	close(fd);
+	printf("ok\n");
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -492,6 +533,14 @@ int main(int argc, char **argv)
 		return cmd_evlat(argc, argv);
 	if (!strcmp(cmd, "xattr"))
 		return cmd_xattr(argc, argv);
+	if (!strcmp(cmd, "open"))
+		return cmd_open(argc, argv);
+	if (!strcmp(cmd, "cgns") && argc >= 1) {
+		if (unshare(CLONE_NEWCGROUP) < 0)
+			die("unshare(CLONE_NEWCGROUP): %s", strerror(errno));
+		execvp(argv[0], argv);
+		die("exec %s: %s", argv[0], strerror(errno));
+	}
 	if (!strcmp(cmd, "asuser") && argc >= 3) {
 		gid_t gid = (gid_t)parse_long(argv[1], "gid");
 		uid_t uid = (uid_t)parse_long(argv[0], "uid");

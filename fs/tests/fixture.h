@@ -1,0 +1,43 @@
+/* fixture.h — the shadow tree mounted over a fixture directory shaped like a
+ * cgroup tree (a, a/b: memory cgroups; nomem: none), with the stub controller,
+ * for the criterion suites of fs/. Root and /dev/fuse, or every test skips.
+ * fx_setup()/fx_teardown() are a suite's .init/.fini (a private mount namespace
+ * each); set fx_no_default_permissions in an .init of your own before
+ * fx_setup() to mount without default_permissions (the daemon's checks alone). */
+#ifndef OOMD_FS_TESTS_FIXTURE_H
+#define OOMD_FS_TESTS_FIXTURE_H
+
+#include <criterion/criterion.h>
+#include <glib.h>
+#include <stdbool.h>
+
+#include "oomd/shadowfs.h"
+#include "../fs_private.h"
+
+extern char fixture[64], mnt[64];
+extern int root_fd;
+extern od_controller *ctl;
+extern od_shadowfs *fs;
+extern GThread *server;
+extern bool skipped;
+extern bool fx_no_default_permissions;
+
+void fx_setup(void);
+void fx_teardown(void);
+gpointer serve(gpointer d);
+/* writes a file of the fixture (rel to its root) */
+void put(const char *rel, const char *content);
+/* the path of rel in the mount (g_free it) */
+char *in_mnt(const char *rel);
+/* reads the whole file through the mount; NULL and errno on failure */
+char *slurp(const char *rel);
+/* one write(2) through the mount (O_WRONLY|O_TRUNC); 0 or errno */
+int poke(const char *rel, const char *s);
+
+#define SKIP_UNLESS_READY()                                            \
+	do {                                                           \
+		if (skipped)                                           \
+			cr_skip_test("needs root and /dev/fuse");      \
+	} while (0)
+
+#endif
