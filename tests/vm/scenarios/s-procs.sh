@@ -12,7 +12,11 @@
 . /oomd/lib.sh
 top=$(mkcg procs)
 root=$top/rootcg deleg=$top/deleg
-mkdir "$root" "$deleg" "$deleg/a" "$deleg/b" || fail "mkdir"
+mkdir "$root" "$deleg" || fail "mkdir"
+# memory everywhere: the v1 view shows tasks and cgroup.procs in memory cgroups only
+setknob "$top" cgroup.subtree_control +memory
+setknob "$deleg" cgroup.subtree_control +memory
+mkdir "$deleg/a" "$deleg/b" || fail "mkdir"
 # delegated the cgroup-v2 way: the directory and its cgroup.procs/threads/subtree_control
 chown 1000:1000 "$deleg" "$deleg/cgroup.procs" "$deleg/cgroup.threads" "$deleg/cgroup.subtree_control"
 chown -R 1000:1000 "$deleg/a" "$deleg/b"
