@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -79,6 +80,9 @@ static int ctr(int argc, char **argv)
 		if (setgroups(0, NULL) < 0 || setresgid((gid_t)uid, (gid_t)uid, (gid_t)uid) < 0 ||
 		    setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) < 0)
 			die("become the container's uid");
+		/* setresuid made us undumpable: our uid_map and gid_map would be root's */
+		if (prctl(PR_SET_DUMPABLE, 1) < 0)
+			die("PR_SET_DUMPABLE");
 		flags |= CLONE_NEWUSER;
 	}
 	if (unshare(flags) < 0)

@@ -15,7 +15,7 @@ mkdir "$top/t" "$top/home" || fail "mkdir"
 mkdir -p /pz && mount -t tmpfs tmpfs /pz && mount --make-shared /pz || fail "cannot make the shared /pz"
 mkdir /pz/shadow
 echo $$ >"$top/home/cgroup.procs" || fail "cannot place the scenario shell"
-unshare -p -f --mount-proc --propagation unchanged /bin/oomdelayfs /pz/shadow >>/tmp/oomdelayfs.log 2>&1 &
+unshare -p -f --mount-proc --propagation shared /bin/oomdelayfs /pz/shadow >>/tmp/oomdelayfs.log 2>&1 &
 ushare=$!
 _mounted() { awk -v m="$1" '$2 == m && $3 ~ /^fuse/ {f = 1} END {exit !f}' /proc/mounts; }
 wait_for 10000 _mounted /pz/shadow || { cat /tmp/oomdelayfs.log; fail "the daemon in its pid namespace did not mount /pz/shadow"; }
