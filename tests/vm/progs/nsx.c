@@ -8,6 +8,8 @@
  *       descriptor as root: the CVE-2021-4197 shape. Prints as `write`.
  *   nsx stealfd PID FD VALUE
  *       take descriptor FD of process PID (pidfd_getfd) and write VALUE to it
+ *   nsx threads FILE
+ *       start a second thread, write its tid to FILE, sleep forever
  *   nsx ctr [-U UID] REALCG BOXDIR CMD [ARGS...]
  *       a container: move into the real cgroup REALCG, then unshare the cgroup,
  *       pid and mount namespaces (with -U: first become UID, then also a user
@@ -20,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +42,7 @@ static void die(const char *what)
 static void usage(void)
 {
 	fputs("usage: nsx write FILE VALUE | openas UID GID FILE VALUE | stealfd PID FD VALUE\n"
+	      "       | threads FILE\n"
 	      "       | ctr [-U UID] REALCG BOXDIR CMD [ARGS...]\n", stderr);
 	exit(2);
 }
@@ -113,6 +117,18 @@ static int ctr(int argc, char **argv)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 }
 
+static void *second(void *arg)
+{
+	FILE *f = fopen(arg, "w");
+	if (!f)
+		die(arg);
+	fprintf(f, "%d\n", (int)gettid());
+	fclose(f);
+	for (;;)
+		pause();
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -139,6 +155,12 @@ int main(int argc, char **argv)
 		if (fd < 0)
 			die("pidfd_getfd");
 		report(fd, argv[4]);
+	} else if (strcmp(cmd, "threads") == 0 && argc == 3) {
+		pthread_t t;
+		if ((errno = pthread_create(&t, NULL, second, argv[2])) != 0)
+			die("pthread_create");
+		for (;;)
+			pause();
 	} else if (strcmp(cmd, "ctr") == 0) {
 		return ctr(argc - 2, argv + 2);
 	} else {
