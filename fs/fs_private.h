@@ -99,6 +99,13 @@ int fs_procs_read(const fs_synth_ctx *c, GString *out);
 /* What cgroup_procs_write_start accepts (kstrtoint(strstrip(buf), 0), pid >= 0,
  * the string ending at a NUL): 0 and *pid, or EINVAL. Pure; fuzzed. */
 int fs_pid_parse(const char *buf, size_t len, int *pid);
+/* The task a write to cgroup.procs (threads: cgroup.threads) names, as the kernel
+ * would find it for the request's writer: its global tid in *real; EINVAL for bad
+ * syntax, ESRCH when the writer cannot see it or the writer is unknown. Scans
+ * /proc for a writer in another pid namespace. */
+int fs_pid_resolve(fuse_req_t req, const char *buf, size_t len, bool threads, pid_t *real);
+/* Writes the resolved pid to a real cgroup.procs/cgroup.threads: 0 or its errno. */
+int fs_pid_write(int fd, pid_t real);
 
 /* caller.c: open(2) on the calling FUSE worker thread while it carries the
  * request's caller: fsuid, fsgid, groups, effective capabilities (dropped when

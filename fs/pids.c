@@ -170,15 +170,13 @@ int fs_pid_parse(const char *buf, size_t len, int *pid)
 
 /* The writer's pid is the FUSE request's: its calling thread, in the pid
  * namespace of the mount (ours). 0: a thread we cannot see. */
-static int pids_write(const fs_synth_ctx *c, const char *buf, size_t len, bool threads)
+int fs_pid_resolve(fuse_req_t req, const char *buf, size_t len, bool threads, pid_t *real)
 {
 	int pid;
-	if (c->fd < 0 || !c->req)
-		return EBADF;
 	int err = fs_pid_parse(buf, len, &pid);
 	if (err)
 		return err;
-	pid_t tid = fuse_req_ctx(c->req)->pid;
+	pid_t tid = req ? fuse_req_ctx(req)->pid : 0;
 	/* An unknown writer has no "itself" and no namespace to read a pid in:
 	 * nothing it writes may reach the kernel, least of all "0" (which the
 	 * kernel would read as the daemon's own thread). */
@@ -189,27 +187,38 @@ static int pids_write(const fs_synth_ctx *c, const char *buf, size_t len, bool t
 	ino_t theirs = ns_ino(path);
 	if (theirs == 0)
 		return ESRCH; /* gone */
-	pid_t real;
 	if (pid == 0) {
-		real = tid; /* for cgroup.procs the kernel moves the thread's whole process */
+		*real = tid; /* for cgroup.procs the kernel moves the thread's whole process */
 	} else if (theirs == ns_ino("/proc/self/ns/pid")) {
-		real = pid; /* same namespace: the number means what it says */
+		*real = pid; /* same namespace: the number means what it says */
 	} else {
 		snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
 		pid_t chain[FS_MAX_NS_DEPTH];
 		int depth = read_nspid(path, chain, FS_MAX_NS_DEPTH);
 		if (depth <= 0)
 			return ESRCH;
-		real = translate((pid_t)pid, theirs, depth, threads);
-		if (real <= 0)
+		*real = translate((pid_t)pid, theirs, depth, threads);
+		if (*real <= 0)
 			return ESRCH; /* what find_task_by_vpid() gives the caller */
 	}
+	return 0;
+}
+
+int fs_pid_write(int fd, pid_t real)
+{
 	/* Our own bytes, never the caller's: the kernel reads them in our namespace. */
 	char out[24];
 	int n = snprintf(out, sizeof out, "%d\n", (int)real);
-	if (pwrite(c->fd, out, (size_t)n, 0) < 0)
-		return errno;
-	return 0;
+	return pwrite(fd, out, (size_t)n, 0) < 0 ? errno : 0;
+}
+
+static int pids_write(const fs_synth_ctx *c, const char *buf, size_t len, bool threads)
+{
+	if (c->fd < 0 || !c->req)
+		return EBADF;
+	pid_t real;
+	int err = fs_pid_resolve(c->req, buf, len, threads, &real);
+	return err ? err : fs_pid_write(c->fd, real);
 }
 
 /* Our namespace and the caller's: 0 when they are the same (or unknown: then

@@ -760,36 +760,21 @@ static long threads_of(long tid)
 	return tgid == tid ? n : 0;
 }
 
-static bool same_pidns(fuse_req_t req)
-{
-	char path[64];
-	struct stat a, b;
-	snprintf(path, sizeof path, "/proc/%d/ns/pid", (int)fuse_req_ctx(req)->pid);
-	return stat(path, &a) == 0 && stat("/proc/self/ns/pid", &b) == 0 && a.st_ino == b.st_ino;
-}
-
 /* v1 `echo TID > tasks` moves one thread. v2 moves a single thread only between
  * cgroups of one threaded domain (EOPNOTSUPP otherwise), so the thread of a
  * single-threaded process moves its process through cgroup.procs, which is the
  * same thing; any other thread goes to cgroup.threads and gets v2's answer. */
 static int tasks_write(const fs_synth_ctx *c, const char *buf, size_t len)
 {
-	if (!c->req)
+	if (!c->req || c->fd < 0)
 		return EIO;
-	int tid;
-	int err = fs_pid_parse(buf, len, &tid);
+	pid_t g;
+	int err = fs_pid_resolve(c->req, buf, len, true, &g);
 	if (err)
 		return err;
-	if (fuse_req_ctx(c->req)->pid > 0 && same_pidns(c->req)) {
-		long g = tid == 0 ? (long)fuse_req_ctx(c->req)->pid : tid;
-		if (threads_of(g) == 1)
-			return fs_procs_write(c, buf, len);
-	}
-	if (c->fd2 < 0)
-		return EACCES;
-	fs_synth_ctx cc = *c;
-	cc.fd = c->fd2;
-	return fs_threads_write(&cc, buf, len);
+	if (threads_of(g) == 1)
+		return fs_pid_write(c->fd, g);
+	return c->fd2 < 0 ? EACCES : fs_pid_write(c->fd2, g);
 }
 
 static int procs_write(const fs_synth_ctx *c, const char *buf, size_t len)
