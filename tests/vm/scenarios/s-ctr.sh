@@ -7,7 +7,9 @@
 #  - it moves its own processes between its cgroups (legitimate);
 #  - a pid outside its pid namespace moves nothing (ESRCH);
 #  - its process into a cgroup outside its cgroup namespace: ENOENT (nsdelegate boundary);
-#  - "0" into a cgroup outside its cgroup namespace: ENOENT.
+#  - "0" into a cgroup outside its cgroup namespace: ENOENT;
+#  - a process in its pid namespace but in a cgroup outside its cgroup namespace (an intruder
+#    put there from the host) into its own cgroup: ENOENT.
 # (With the user namespace, uid 1000 cannot open the outside cgroup's cgroup.procs: EACCES.)
 # Without the fix, root in a container wrote as the daemon (its cgroup namespace, its powers).
 # timeout: 150
@@ -34,10 +36,22 @@ r4=$(nsx write "$T/out/cgroup.procs" $$)
 r5=$(nsx write "$T/out/cgroup.procs" 0)
 r6=$(nsx write "$T/out/cgroup.procs" "$V")
 w2=$(sed -n 's/^0:://p' /proc/$$/cgroup)
+# the intruder: in our pid namespace, in a cgroup outside our cgroup namespace
+i=0
+while [ ! -e /tmp/ctr.go ] && [ $i -lt 500 ]; do usleep 10000; i=$((i + 1)); done
+intr=none
+for p in /proc/[0-9]*; do
+	case $(sed -n 's/^0:://p' "$p/cgroup" 2>/dev/null) in
+	/..*) grep -q sleep "$p/cmdline" 2>/dev/null && intr=${p#/proc/} ;;
+	esac
+done
+r7=$(nsx write /sys/fs/cgroup/a/cgroup.procs "$intr")
 kill $kid
-echo "own:$r1,$r2@$w foreign-pid:$r3 out:$r4 zero-out:$r5 out-foreign:$r6 stayed:$w2"
+echo "own:$r1,$r2@$w foreign-pid:$r3 out:$r4 zero-out:$r5 out-foreign:$r6 stayed:$w2 src-outside:$r7"
 EOF
-want="own:ok,ok@/a,/b foreign-pid:ESRCH out:ENOENT zero-out:ENOENT out-foreign:ESRCH stayed:/a"
+want="own:ok,ok@/a,/b foreign-pid:ESRCH out:ENOENT zero-out:ENOENT out-foreign:ESRCH stayed:/a src-outside:ENOENT"
+child_of() { grep -l "^PPid:[[:space:]]*$1\$" /proc/[0-9]*/status 2>/dev/null | head -1 | cut -d/ -f3; }
+has_child() { [ -n "$(child_of "$1")" ]; }
 
 # run LABEL BOX TREE [-U UID]: the script in a container on BOX, the whole tree at TREE
 run() {
@@ -48,8 +62,22 @@ run() {
 	done
 	mkdir "$top/box/a" "$top/box/b" || fail "$label: mkdir a b"
 	[ $# -gt 0 ] && chown -R "$2:$2" "$top/box"
-	got=$(T=$tree$rel V=$victim nsx ctr "$@" "$top/box" "$box" sh /tmp/ctr.sh 2>&1)
+	rm -f /tmp/ctr.go
+	T=$tree$rel V=$victim nsx ctr "$@" "$top/box" "$box" sh /tmp/ctr.sh >/tmp/ctr.out 2>&1 &
+	cpid=$!
+	# an intruder enters the container's pid namespace but stays in out
+	if wait_for 5000 has_child "$cpid"; then
+		nsenter -t "$(child_of "$cpid")" -p sleep 1000 &
+		nsp=$!
+		wait_for 3000 has_child "$nsp" || fail "$label: no intruder"
+		intr=$(child_of "$nsp")
+		echo "$intr" >"$top/out/cgroup.procs" || fail "$label: cannot place the intruder"
+	fi
+	touch /tmp/ctr.go
+	wait "$cpid"
+	got=$(cat /tmp/ctr.out)
 	[ "$(cgof "$victim")" = "$rel/out" ] || fail "$label: the victim moved to $(cgof "$victim")"
+	[ -z "$intr" ] || [ ! -e "/proc/$intr" ] || [ "$(cgof "$intr")" = "$rel/out" ] || fail "$label: the intruder moved to $(cgof "$intr")"
 	log "$label: $got" >&2
 	echo "$got"
 }
@@ -62,7 +90,7 @@ stop_daemon
 
 # (d) a user namespace: container root is uid 1000, which owns the box (delegated) and has no
 # write access to the common ancestor's cgroup.procs for anything outside it (EACCES first)
-want_u="own:ok,ok@/a,/b foreign-pid:ESRCH out:EACCES zero-out:EACCES out-foreign:EACCES stayed:/a"
+want_u="own:ok,ok@/a,/b foreign-pid:ESRCH out:EACCES zero-out:EACCES out-foreign:EACCES stayed:/a src-outside:EACCES"
 u_real=$(run userns-real "$CGROOT$rel/box" /mnt/real -U 1000)
 case $u_real in *"nsx: unshare"*) umount /mnt/real; skip "this kernel refuses an unprivileged user namespace: $u_real" ;; esac
 [ "$u_real" = "$want_u" ] || fail "userns on the real tree answers '$u_real', the scenario expects '$want_u'"
