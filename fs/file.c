@@ -18,6 +18,7 @@ fs_file *fs_file_new(void)
 	f->refs = 1;
 	f->fd = -1;
 	f->ctx.dirfd = -1;
+	f->ctx.fd2 = -1;
 	g_mutex_init(&f->lock);
 	return f;
 }
@@ -37,6 +38,8 @@ void fs_file_unref(fs_file *f)
 		close(f->fd);
 	if (f->ctx.dirfd >= 0)
 		close(f->ctx.dirfd);
+	if (f->ctx.fd2 >= 0)
+		close(f->ctx.fd2);
 	if (f->content)
 		g_string_free(f->content, TRUE);
 	g_mutex_clear(&f->lock);
@@ -61,6 +64,7 @@ void fs_ctx_init(fs_synth_ctx *c, od_shadowfs *fs, const fs_node *n, fuse_req_t 
 	c->page_size = fs->page_size;
 	c->req = req;
 	c->fd = -1;
+	c->fd2 = -1;
 }
 
 static bool is_synthetic(const fs_synth *s)
@@ -132,6 +136,14 @@ static fs_file *file_open(od_shadowfs *fs, fuse_req_t req, const fs_node *n, int
 				fs_file_unref(f);
 				return NULL;
 			}
+		}
+	}
+	/* the kernel judges writes by the opener: such files open their real ones now */
+	if (is_synthetic(n->syn) && (n->syn->flags & FS_SYN_AS_CALLER) && acc != O_RDONLY) {
+		*err = fs_synth_open_as_opener(n->syn, &f->ctx, req, flags, &f->fd, &f->ctx.fd2);
+		if (*err) {
+			fs_file_unref(f);
+			return NULL;
 		}
 	}
 	if (n->syn && (n->syn->flags & FS_SYN_NOTIFY))

@@ -34,7 +34,8 @@ enum {
 	FS_SYN_VIRTUAL = 1 << 0, /* a real kernel file whose content we replace */
 	FS_SYN_ROOT = 1 << 1,    /* also present in the root cgroup */
 	FS_SYN_NOTIFY = 1 << 2,  /* content changes are announced by poll (oom_control) */
-	FS_SYN_AS_CALLER = 1 << 3, /* opened for writing with the caller's credentials */
+	FS_SYN_AS_CALLER = 1 << 3, /* opened for writing with the caller's credentials
+				    * (synthetic: fs_synth_open_as_opener) */
 };
 
 /* A handler may answer this to have the request served by the real file. */
@@ -51,6 +52,7 @@ typedef struct {
 	fuse_req_t req;  /* the request being served (caller's pid/uid) */
 	int fd;          /* the backing descriptor of this open, -1 for synthetic files */
 	int write_err;   /* decided at open (the opener's namespace): every write answers it */
+	int fd2;         /* a second one a synthetic file's open hook made (v1 tasks), or -1 */
 } fs_synth_ctx;
 
 typedef struct fs_synth {
@@ -66,6 +68,13 @@ typedef struct fs_synth {
 	 * NULL: the directory's owner and the mode above (cgroup.event_control). */
 	const char *attr_of;
 } fs_synth;
+
+/* For an open with write access of a synthetic file flagged FS_SYN_AS_CALLER
+ * (v1 tasks, cgroup.procs): opens the real files its writes go through now, as
+ * the opener (fs_open_as_caller), into *fd (the open's backing descriptor) and
+ * *fd2. 0 or errno. v1layout.c. */
+int fs_synth_open_as_opener(const fs_synth *s, const fs_synth_ctx *c, fuse_req_t req, int flags,
+			    int *fd, int *fd2);
 
 typedef enum { FS_MEMCG_NONE, FS_MEMCG_CHILD, FS_MEMCG_ROOT } fs_memcg_kind;
 
@@ -97,7 +106,23 @@ size_t fs_evctl_count(fs_evctl *e, uint64_t id);
 int fs_procs_write(const fs_synth_ctx *c, const char *buf, size_t len);
 int fs_threads_write(const fs_synth_ctx *c, const char *buf, size_t len);
 int fs_procs_read(const fs_synth_ctx *c, GString *out);
-/* open(2) with the caller's fsuid/fsgid/groups; fd or -errno. */
+/* What cgroup_procs_write_start accepts (kstrtoint(strstrip(buf), 0), pid >= 0,
+ * the string ending at a NUL): 0 and *pid, or EINVAL. Pure; fuzzed. */
+int fs_pid_parse(const char *buf, size_t len, int *pid);
+/* The task a write to cgroup.procs (threads: cgroup.threads) names, as the kernel
+ * would find it for the request's writer: its global tid in *real; EINVAL for bad
+ * syntax, ESRCH when the writer cannot see it or the writer is unknown. Scans
+ * /proc for a writer in another pid namespace. */
+int fs_pid_resolve(fuse_req_t req, const char *buf, size_t len, bool threads, pid_t *real);
+/* Writes the resolved pid to a real cgroup.procs/cgroup.threads: 0 or its errno. */
+int fs_pid_write(int fd, pid_t real);
+
+/* caller.c: open(2) on the calling FUSE worker thread while it carries the
+ * request's caller: fsuid, fsgid, groups, effective capabilities (dropped when
+ * held in another user namespace) and cgroup namespace, so the kernel records
+ * the caller in the open file (f_cred, the cgroup file's ns). Blocks only as
+ * open(2) and /proc reads do. fd, or -errno; -EACCES for an unknown caller
+ * (FUSE pid 0). Aborts the daemon if it cannot restore its own identity. */
 int fs_open_as_caller(fuse_req_t req, const char *path, int flags);
 
 /* ---- the caller's rights (access.c) ---- */

@@ -1,27 +1,27 @@
 /* pids.c — writes to cgroup.procs and cgroup.threads on behalf of a caller.
  *
- * The daemon, not the caller, performs the kernel write, so three things the
- * kernel would have taken from the caller must be carried over:
- *  - "0" means the writer itself: the calling thread, not a daemon worker;
+ * The backing file was opened as the opener (caller.c), so the kernel itself
+ * checks delegation, the opener's cgroup-namespace boundary and threaded
+ * subtrees at each write, with its own errno. What the kernel would take from
+ * the *writer* (current) must be carried over here, because the daemon writes:
+ *  - "0" means the writer itself: its calling thread, not a daemon worker;
  *  - a pid is read in the writer's pid namespace: a caller in a container
- *    names its processes in its own namespace, so the pid is translated;
- *  - the delegation check (write access to the common ancestor's cgroup.procs)
- *    uses the credentials the file was opened with (kernel >= 5.16), so the
- *    backing file is opened with the caller's fsuid, fsgid and groups.
- * Anything we cannot parse goes to the kernel unchanged, for its own errno.
+ *    names its processes in its own namespace, so the pid is translated, and
+ *    a pid it cannot see moves nothing (ESRCH, as find_task_by_vpid gives);
+ *  - an unknown writer (FUSE pid 0) moves nothing (ESRCH).
+ * The caller's bytes never reach the kernel: they are parsed here exactly as
+ * cgroup_procs_write_start parses them (kstrtoint(strstrip(buf), 0), EINVAL)
+ * and the kernel gets our own decimal number, read in our namespace.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/capability.h>
 #include <linux/nsfs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/fsuid.h>
 #include <sys/ioctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "fs_private.h"
@@ -123,61 +123,99 @@ static ino_t ns_ino(const char *path)
 	return stat(path, &st) == 0 ? st.st_ino : 0;
 }
 
-/* kstrtoint(strstrip(buf), 0): false when the kernel would refuse it anyway. */
-static bool parse_pid(const char *buf, size_t len, long *out)
+/* The kernel's isspace (lib/ctype.c): ASCII white space and Latin-1 NBSP. */
+static bool k_isspace(unsigned char ch)
 {
-	char tmp[64];
-	while (len && g_ascii_isspace(buf[len - 1]))
+	return (ch >= 9 && ch <= 13) || ch == ' ' || ch == 0xa0;
+}
+
+int fs_pid_parse(const char *buf, size_t len, int *pid)
+{
+	/* kernfs hands the handler a NUL-terminated copy: a NUL ends the string */
+	len = strnlen(buf, len);
+	while (len && k_isspace((unsigned char)buf[len - 1]))
 		len--;
-	while (len && g_ascii_isspace(*buf)) {
+	while (len && k_isspace((unsigned char)*buf)) {
 		buf++;
 		len--;
 	}
-	if (len == 0 || len >= sizeof tmp || memchr(buf, 0, len))
-		return false;
-	memcpy(tmp, buf, len);
-	tmp[len] = 0;
+	/* kstrtoint -> kstrtoll: '-' then an unsigned number; kstrtoull takes one '+' */
+	bool neg = false;
+	if (len && *buf == '-') {
+		neg = true;
+		buf++;
+		len--;
+	} else if (len && *buf == '+') {
+		buf++;
+		len--;
+	}
+	/* strtoull would take white space and a sign of its own: the kernel takes neither */
+	if (len == 0 || !g_ascii_isdigit(*buf))
+		return EINVAL;
+	g_autofree char *num = g_strndup(buf, len);
 	char *end;
 	errno = 0;
-	long v = strtol(tmp, &end, 0);
-	if (errno || *end || v < INT_MIN || v > INT_MAX || tmp[0] == '-' || tmp[0] == ' ')
-		return false;
-	*out = v;
-	return true;
+	unsigned long long v = strtoull(num, &end, 0);
+	if (errno || *end)
+		return EINVAL;
+	/* cgroup_procs_write_start: kstrtoint fails or pid < 0 -> EINVAL; "-0" is 0 */
+	if (neg ? v != 0 : v > INT_MAX)
+		return EINVAL;
+	*pid = (int)v;
+	return 0;
 }
 
-static int pids_write(const fs_synth_ctx *c, const char *buf, size_t len, bool threads)
+/* The writer's pid is the FUSE request's: its calling thread, in the pid
+ * namespace of the mount (ours). 0: a thread we cannot see. */
+int fs_pid_resolve(fuse_req_t req, const char *buf, size_t len, bool threads, pid_t *real)
 {
-	long pid;
-	if (c->fd < 0 || !c->req || !parse_pid(buf, len, &pid))
-		return FS_SYN_PASS;
-	pid_t tid = fuse_req_ctx(c->req)->pid; /* the calling thread, in our namespace */
-	pid_t real;
+	int pid;
+	int err = fs_pid_parse(buf, len, &pid);
+	if (err)
+		return err;
+	pid_t tid = req ? fuse_req_ctx(req)->pid : 0;
+	/* An unknown writer has no "itself" and no namespace to read a pid in:
+	 * nothing it writes may reach the kernel, least of all "0" (which the
+	 * kernel would read as the daemon's own thread). */
+	if (tid <= 0)
+		return ESRCH;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/ns/pid", (int)tid);
+	ino_t theirs = ns_ino(path);
+	if (theirs == 0)
+		return ESRCH; /* gone */
 	if (pid == 0) {
-		if (tid <= 0)
-			return FS_SYN_PASS;
-		real = tid; /* for cgroup.procs the kernel moves the thread's whole process */
+		*real = tid; /* for cgroup.procs the kernel moves the thread's whole process */
+	} else if (theirs == ns_ino("/proc/self/ns/pid")) {
+		*real = pid; /* same namespace: the number means what it says */
 	} else {
-		char path[64];
-		snprintf(path, sizeof path, "/proc/%d/ns/pid", (int)tid);
-		ino_t theirs = ns_ino(path);
-		if (tid <= 0 || theirs == 0 || theirs == ns_ino("/proc/self/ns/pid"))
-			return FS_SYN_PASS; /* same namespace: the bytes mean what they say */
 		snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
 		pid_t chain[FS_MAX_NS_DEPTH];
 		int depth = read_nspid(path, chain, FS_MAX_NS_DEPTH);
 		if (depth <= 0)
 			return ESRCH;
-		real = translate((pid_t)pid, theirs, depth, threads);
-		if (real <= 0)
+		*real = translate((pid_t)pid, theirs, depth, threads);
+		if (*real <= 0)
 			return ESRCH; /* what find_task_by_vpid() gives the caller */
 	}
+	return 0;
+}
+
+int fs_pid_write(int fd, pid_t real)
+{
+	/* Our own bytes, never the caller's: the kernel reads them in our namespace. */
 	char out[24];
 	int n = snprintf(out, sizeof out, "%d\n", (int)real);
-	ssize_t w = pwrite(c->fd, out, (size_t)n, 0);
-	if (w < 0)
-		return errno;
-	return 0;
+	return pwrite(fd, out, (size_t)n, 0) < 0 ? errno : 0;
+}
+
+static int pids_write(const fs_synth_ctx *c, const char *buf, size_t len, bool threads)
+{
+	if (c->fd < 0 || !c->req)
+		return EBADF;
+	pid_t real;
+	int err = fs_pid_resolve(c->req, buf, len, threads, &real);
+	return err ? err : fs_pid_write(c->fd, real);
 }
 
 /* Our namespace and the caller's: 0 when they are the same (or unknown: then
@@ -252,63 +290,4 @@ int fs_procs_write(const fs_synth_ctx *c, const char *buf, size_t len)
 int fs_threads_write(const fs_synth_ctx *c, const char *buf, size_t len)
 {
 	return pids_write(c, buf, len, true);
-}
-
-/* Per-thread credential switch: raw system calls, because glibc's wrappers
- * change every thread of the process. The kernel records these credentials
- * with the open file (f_cred) and checks later writes against them. */
-int fs_open_as_caller(fuse_req_t req, const char *path, int flags)
-{
-	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	if (ctx->uid == 0)
-		return open(path, flags);
-
-	gid_t groups[64];
-	int ng = fuse_req_getgroups(req, G_N_ELEMENTS(groups), groups);
-	if (ng < 0)
-		ng = 0; /* unknown: fewer rights, never more */
-	if (ng > (int)G_N_ELEMENTS(groups))
-		ng = G_N_ELEMENTS(groups);
-	gid_t saved_groups[64];
-	int nsaved = getgroups(G_N_ELEMENTS(saved_groups), saved_groups);
-	if (nsaved < 0)
-		return -errno;
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct caps[2], none[2];
-	if (syscall(SYS_capget, &hdr, caps) < 0)
-		return -errno;
-
-	uid_t saved_fsuid = (uid_t)setfsuid((uid_t)-1);
-	gid_t saved_fsgid = (gid_t)setfsgid((gid_t)-1);
-	int fd = -1, err = EPERM;
-	if (syscall(SYS_setgroups, (size_t)ng, groups) < 0) {
-		err = errno;
-		goto restore;
-	}
-	setfsgid(ctx->gid);
-	setfsuid(ctx->uid);
-	/* setfsuid cannot report failure; read it back */
-	if ((uid_t)setfsuid((uid_t)-1) != ctx->uid || (gid_t)setfsgid((gid_t)-1) != ctx->gid)
-		goto restore;
-	/* no capability either: e.g. CAP_SYS_RESOURCE decides what a PSI trigger may be */
-	memcpy(none, caps, sizeof none);
-	none[0].effective = none[1].effective = 0;
-	if (syscall(SYS_capset, &hdr, none) < 0) {
-		err = errno;
-		goto restore;
-	}
-	fd = open(path, flags);
-	err = errno;
-restore:
-	/* capabilities first: changing fsuid back needs CAP_SETUID */
-	if (syscall(SYS_capset, &hdr, caps) < 0)
-		g_error("cannot restore the daemon's capabilities after an open as uid %u: %s",
-			(unsigned)ctx->uid, g_strerror(errno));
-	setfsuid(saved_fsuid);
-	setfsgid(saved_fsgid);
-	if (syscall(SYS_setgroups, (size_t)nsaved, saved_groups) < 0 ||
-	    (uid_t)setfsuid((uid_t)-1) != saved_fsuid)
-		g_error("cannot restore the daemon's identity after an open as uid %u: %s",
-			(unsigned)ctx->uid, g_strerror(errno)); /* never serve on with a caller's rights */
-	return fd < 0 ? -err : fd;
 }

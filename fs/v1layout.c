@@ -707,24 +707,37 @@ static int procs_read(const fs_synth_ctx *c, GString *out)
 	return pids_read(c, "cgroup.procs", out);
 }
 
-/* Write through the real file opened with the caller's credentials (the kernel
- * checks delegation against the opener), translating pid namespaces (pids.c). */
-static int pids_write(const fs_synth_ctx *c, const char *real, bool threads, const char *buf, size_t len)
+/* Writes go through the real files opened at open time as the opener (the
+ * kernel checks delegation and the cgroup-namespace boundary against the
+ * opener, as it does for the real v1 tasks and cgroup.procs since 5.16), with
+ * pids translated from the writer's pid namespace (pids.c). */
+static int tasks_write(const fs_synth_ctx *c, const char *buf, size_t len);
+
+static int pids_open(const fs_synth_ctx *c, fuse_req_t req, int flags, int *fd, int *fd2,
+		     bool threads)
 {
-	if (!c->req)
-		return EIO;
 	char path[96];
-	snprintf(path, sizeof path, "/proc/self/fd/%d/%s", c->dirfd, real);
-	int fd = fs_open_as_caller(c->req, path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -fd;
-	fs_synth_ctx cc = *c;
-	cc.fd = fd;
-	int r = threads ? fs_threads_write(&cc, buf, len) : fs_procs_write(&cc, buf, len);
-	if (r == FS_SYN_PASS)
-		r = pwrite(fd, buf, len, 0) < 0 ? errno : 0;
-	close(fd);
-	return r;
+	int acc = flags & O_ACCMODE;
+	snprintf(path, sizeof path, "/proc/self/fd/%d/cgroup.procs", c->dirfd);
+	*fd = fs_open_as_caller(req, path, acc | O_CLOEXEC);
+	if (*fd < 0) {
+		int err = -*fd;
+		*fd = -1;
+		return err;
+	}
+	if (threads) {
+		snprintf(path, sizeof path, "/proc/self/fd/%d/cgroup.threads", c->dirfd);
+		*fd2 = fs_open_as_caller(req, path, acc | O_CLOEXEC);
+		if (*fd2 < 0)
+			*fd2 = -1; /* no thread moves through this open (EACCES at write) */
+	}
+	return 0;
+}
+
+int fs_synth_open_as_opener(const fs_synth *s, const fs_synth_ctx *c, fuse_req_t req, int flags,
+			    int *fd, int *fd2)
+{
+	return pids_open(c, req, flags, fd, fd2, s->write == tasks_write);
 }
 
 /* How many threads the process of global tid has; 0 if unknown. */
@@ -747,37 +760,26 @@ static long threads_of(long tid)
 	return tgid == tid ? n : 0;
 }
 
-static bool same_pidns(fuse_req_t req)
-{
-	char path[64];
-	struct stat a, b;
-	snprintf(path, sizeof path, "/proc/%d/ns/pid", (int)fuse_req_ctx(req)->pid);
-	return stat(path, &a) == 0 && stat("/proc/self/ns/pid", &b) == 0 && a.st_ino == b.st_ino;
-}
-
 /* v1 `echo TID > tasks` moves one thread. v2 moves a single thread only between
  * cgroups of one threaded domain (EOPNOTSUPP otherwise), so the thread of a
  * single-threaded process moves its process through cgroup.procs, which is the
  * same thing; any other thread goes to cgroup.threads and gets v2's answer. */
 static int tasks_write(const fs_synth_ctx *c, const char *buf, size_t len)
 {
-	if (!c->req)
+	if (!c->req || c->fd < 0)
 		return EIO;
-	g_autofree char *s = g_strndup(buf, len);
-	g_strstrip(s);
-	char *end;
-	long tid = strtol(s, &end, 10);
-	if (*s && !*end && tid >= 0 && same_pidns(c->req)) {
-		long g = tid == 0 ? (long)fuse_req_ctx(c->req)->pid : tid;
-		if (g > 0 && threads_of(g) == 1)
-			return pids_write(c, "cgroup.procs", false, buf, len);
-	}
-	return pids_write(c, "cgroup.threads", true, buf, len);
+	pid_t g;
+	int err = fs_pid_resolve(c->req, buf, len, true, &g);
+	if (err)
+		return err;
+	if (threads_of(g) == 1)
+		return fs_pid_write(c->fd, g);
+	return c->fd2 < 0 ? EACCES : fs_pid_write(c->fd2, g);
 }
 
 static int procs_write(const fs_synth_ctx *c, const char *buf, size_t len)
 {
-	return pids_write(c, "cgroup.procs", false, buf, len);
+	return fs_procs_write(c, buf, len);
 }
 
 /* ---- memsw: memory + swap ---- */
@@ -910,8 +912,8 @@ static const fs_synth v1_table[] = {
 	{ "memory.soft_limit_in_bytes", 0644, R, 7, soft_read, soft_write, "memory.low" },
 	{ "memory.stat", 0444, R, 8, stat_read, NULL, "memory.stat" },
 	{ "memory.use_hierarchy", 0644, R, 9, use_hierarchy_read, use_hierarchy_write, "memory.max" },
-	{ "tasks", 0644, R, 10, tasks_read, tasks_write, "cgroup.threads" },
-	{ "cgroup.procs", 0644, R, 11, procs_read, procs_write, "cgroup.procs" },
+	{ "tasks", 0644, R | FS_SYN_AS_CALLER, 10, tasks_read, tasks_write, "cgroup.threads" },
+	{ "cgroup.procs", 0644, R | FS_SYN_AS_CALLER, 11, procs_read, procs_write, "cgroup.procs" },
 	{ "memory.memsw.limit_in_bytes", 0644, R | FS_V1_SWAP, 12, memsw_limit_read, memsw_limit_write,
 	  "memory.swap.max" },
 	{ "memory.memsw.usage_in_bytes", 0444, R | FS_V1_SWAP, 13, memsw_usage_read, NULL,

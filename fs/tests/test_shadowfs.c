@@ -422,9 +422,36 @@ Test(shadowfs, procs_zero_means_the_caller)
 	g_autofree char *want = g_strdup_printf("%d\n", (int)gettid());
 	cr_assert_str_eq(got, want, "the daemon must not move itself");
 	put("a/cgroup.procs", "");
-	cr_assert_eq(poke("a/cgroup.procs", "12"), 0, "same pid namespace: bytes unchanged");
+	cr_assert_eq(poke("a/cgroup.procs", "12"), 0, "same pid namespace: the number unchanged");
 	g_autofree char *raw = real_content("a/cgroup.procs");
-	cr_assert_str_eq(raw, "12");
+	cr_assert_str_eq(raw, "12\n", "the daemon writes its own decimal, never the caller's bytes");
+}
+
+/* What the kernel would read as pid 0 (the writer) or as another number must
+ * be read so here: the caller's bytes never reach the kernel, which would read
+ * them as the daemon's (kstrtoint(strstrip(buf), 0) in cgroup_procs_write_start). */
+Test(shadowfs, procs_pid_syntax_is_the_kernels)
+{
+	SKIP_UNLESS_READY();
+	g_autofree char *self = g_strdup_printf("%d\n", (int)gettid());
+	const char *zero[] = { "-0", "+0", " 0x0 ", "00\n\n" };
+	for (size_t i = 0; i < G_N_ELEMENTS(zero); i++) {
+		put("a/cgroup.procs", "");
+		cr_assert_eq(poke("a/cgroup.procs", zero[i]), 0, "'%s'", zero[i]);
+		g_autofree char *got = real_content("a/cgroup.procs");
+		cr_assert_str_eq(got, self, "'%s' is the writer, not the daemon", zero[i]);
+	}
+	put("a/cgroup.procs", "");
+	cr_assert_eq(poke("a/cgroup.procs", "0x1f"), 0);
+	g_autofree char *hex = real_content("a/cgroup.procs");
+	cr_assert_str_eq(hex, "31\n");
+	const char *bad[] = { "\n", "-1", "1 2", "0x", "08", "2147483648", "++1", "1a", " - 1" };
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+		put("a/cgroup.procs", "");
+		cr_assert_eq(poke("a/cgroup.procs", bad[i]), EINVAL, "'%s'", bad[i]);
+		g_autofree char *got = real_content("a/cgroup.procs");
+		cr_assert_str_eq(got, "", "'%s' reached the kernel", bad[i]);
+	}
 }
 
 Test(shadowfs, procs_pids_are_translated_from_the_callers_namespace)
