@@ -504,18 +504,23 @@ void oe_root(oe_engine *e, uint64_t id)
 
 /* Adoption never loosens what the real tree held when the daemon found the cgroup:
  * state says what the daemon had done, and a daemon that raised memory.max to
- * L + ceiling found it at L + ceiling, never below L; memory.high it lowered to
- * min(L, the user's high). A limit or high above that came from somewhere else
- * (a hand-edited or forged attribute, a write lost in a crash): the real value
- * wins, and the discarded value is logged. */
-static void clamp_to_real(node *n, uint64_t real_max, uint64_t real_high, oe_actions *out)
+ * L + ceiling left it at L + ceiling, never below L; memory.high it lowered to
+ * min(L, the user's high). A limit or high above that came from somewhere else (a
+ * hand-edited or forged attribute, or a crash between storing a larger L and
+ * raising to it): the real tree wins, and the discarded value is logged. For state
+ * that had the knobs held, the real memory.max is taken as the daemon's raise, so
+ * that the ceiling is not added a second time. */
+static void clamp_to_real(const oe_engine *e, node *n, const oe_persisted *p, uint64_t real_max,
+			  uint64_t real_high, oe_actions *out)
 {
 	if (n->limit > real_max) {
 		oe_action *a = emit(out, OE_ACT_LOG, n->id, n->limit);
 		if (a)
-			a->msg = "persisted limit above the real memory.max found at adoption: discarded, "
-				 "the real memory.max is the limit (the state's limit in brackets)";
-		n->limit = real_max;
+			a->msg = "persisted limit above the real memory.max found at adoption: discarded "
+				 "for the real tree's (the state's limit in brackets)";
+		bool held = p->delay_ms > 0 || p->disable || p->in_hold;
+		uint64_t c = e->cfg.ceiling_bytes;
+		n->limit = held && real_max != OE_UNLIMITED && real_max > c ? real_max - c : real_max;
 	}
 	uint64_t managed_high = n->limit < n->user_high ? n->limit : n->user_high;
 	if (n->user_high > real_high && real_high != managed_high) {
@@ -532,7 +537,7 @@ static void restore(oe_engine *e, node *n, int64_t now, uint64_t real_max, uint6
 {
 	n->limit = p->limit;
 	n->user_high = p->user_high;
-	clamp_to_real(n, real_max, real_high, out);
+	clamp_to_real(e, n, p, real_max, real_high, out);
 	n->delay_ms = p->delay_ms;
 	n->disable = p->disable;
 	n->group_kills = p->group_kills;

@@ -114,9 +114,10 @@ void oe_root(oe_engine *e, uint64_t id);
  * real_max/real_high: the values read from the real files (OE_UNLIMITED for "max").
  * persisted: state found with the cgroup, or NULL. Without it the cgroup inherits
  * T and D from its parent (rule 7) and L/user_high are the real values. With it,
- * a limit above real_max (a high above real_high, unless the daemon's own
- * min(L, high)) is discarded for the real value, with an OE_ACT_LOG: adoption
- * never loosens the real tree as found.
+ * a limit above real_max is discarded, with an OE_ACT_LOG, for real_max (less the
+ * ceiling when the state had the knobs held: real_max is then the daemon's raise),
+ * and a high above real_high (unless the daemon's own min(L, high)) for real_high:
+ * adoption never loosens the real tree as found.
  * With it a running hold resumes or, if its deadline passed, is finished now.
  * Adding an id twice is a no-op. Returns false if the parent is unknown. */
 bool oe_cgroup_add(oe_engine *e, int64_t now, uint64_t id, uint64_t parent,

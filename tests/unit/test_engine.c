@@ -1684,7 +1684,7 @@ Test(persist, forged_unlimited_hold_discarded_for_the_real_limit)
 	p.in_hold = true;
 	p.deadline_ns = now_ns + MS(60000);
 	clr();
-	cr_assert(oe_cgroup_add(E, now_ns, NEWID, A, 32 * MiB, 32 * MiB, &p, &ACT));
+	cr_assert(oe_cgroup_add(E, now_ns, NEWID, A, 32 * MiB + CEIL, 32 * MiB, &p, &ACT));
 	HASV(OE_ACT_LOG, NEWID, OE_UNLIMITED);
 	oe_view v = view(NEWID);
 	cr_assert_eq(v.limit, 32 * MiB, "L from a forged state: %llu", (unsigned long long)v.limit);
@@ -1703,13 +1703,25 @@ Test(persist, forged_unlimited_hold_discarded_for_the_real_limit)
 
 Test(persist, larger_idle_limit_discarded_with_a_log_line)
 {
-	oe_persisted p = pstate(64 * MiB, 500, false);
+	/* A managed state: the real memory.max found is the daemon's raise, L + ceiling. */
+	oe_persisted p = pstate(256 * MiB, 500, false);
+	clr();
+	cr_assert(oe_cgroup_add(E, now_ns, NEWID, A, 32 * MiB + CEIL, 32 * MiB, &p, &ACT));
+	HASV(OE_ACT_LOG, NEWID, 256 * MiB);
+	cr_assert_eq(view(NEWID).limit, 32 * MiB, "L %llu", (unsigned long long)view(NEWID).limit);
+	cr_assert_eq(view(NEWID).delay_ms, 500, "the state's delay is the admin's: kept");
+	NONE_OF(OE_ACT_SET_MAX); /* the real tree already has 32M + ceiling */
+	cr_assert_eq(view(NEWID).real_max, 32 * MiB + CEIL);
+}
+
+Test(persist, larger_limit_of_unmanaged_state_becomes_the_real_one)
+{
+	oe_persisted p = pstate(256 * MiB, 0, false);
 	clr();
 	cr_assert(oe_cgroup_add(E, now_ns, NEWID, A, 32 * MiB, OE_UNLIMITED, &p, &ACT));
-	HASV(OE_ACT_LOG, NEWID, 64 * MiB);
+	HASV(OE_ACT_LOG, NEWID, 256 * MiB);
 	cr_assert_eq(view(NEWID).limit, 32 * MiB);
-	cr_assert_eq(view(NEWID).delay_ms, 500, "the state's delay is the admin's: kept");
-	cr_assert_leq(last_max_or(NEWID, 32 * MiB), 32 * MiB + CEIL);
+	NONE_OF(OE_ACT_SET_MAX);
 }
 
 Test(persist, own_raise_is_not_a_larger_limit)
