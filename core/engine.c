@@ -226,8 +226,9 @@ static void desired_knobs(const oe_engine *e, const node *n, uint64_t *high, uin
 static void set_max(oe_engine *e, node *n, uint64_t v, oe_actions *out, oe_action_kind kind)
 {
 	oe_action *a = emit(out, kind, n->id, v);
+	/* A raise the state explains: without it, a restart would take the raised value for L. */
 	if (a && kind == OE_ACT_SET_MAX)
-		a->guarded = v > n->applied_max;
+		a->guarded = v > n->applied_max && has_state(n);
 	/* Two slots were not enough: one user write can make two writes (a raise that ends
 	 * a hold), so an echo read just before it named a value three writes old, which was
 	 * then taken for a foreign write and became L. */
@@ -265,9 +266,8 @@ static void reconcile(oe_engine *e, node *n, oe_actions *out)
 	/* Lower memory.high before memory.max goes up, so that a cgroup entering the
 	 * daemon's care is never without its throttle. */
 	if (high != n->applied_high) {
-		oe_action *a = emit(out, OE_ACT_SET_HIGH, n->id, high);
-		if (a)
-			a->guarded = high > n->applied_high;
+		/* Never guarded: a restart lowers memory.high again from whatever it finds. */
+		emit(out, OE_ACT_SET_HIGH, n->id, high);
 		n->applied_high = high;
 	}
 	if (max != n->applied_max)

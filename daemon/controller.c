@@ -504,7 +504,10 @@ static int run_one(od_controller *c, const oe_action *a, od_cg *g)
 			log_new_deadline(g, &a->persisted);
 		break;
 	case OE_ACT_FORGET:
-		od_persist_forget(g->fd); /* logged; what is left is clamped at adoption */
+		/* Logged on failure; what is left is clamped at adoption. Nothing stored and
+		 * nothing to store: raises need no state any more. */
+		if (od_persist_forget(g->fd) == 0)
+			g_atomic_int_set(&g->unstored, 0);
 		break;
 	default:
 		break;

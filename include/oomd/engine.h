@@ -77,9 +77,10 @@ typedef struct {
 	uint64_t value;
 	oe_persisted persisted; /* OE_ACT_PERSIST */
 	const char *msg;        /* OE_ACT_LOG: static string (value, if not 0, goes with it) */
-	/* A raise (SET_MAX, SET_HIGH above what was applied) or a FREEZE: something a
-	 * restart could not undo without the state persisted before it. The shell skips
-	 * it while the cgroup's last PERSIST failed, and tells oe_state_unstored(). */
+	/* A raise of memory.max while the cgroup has state, or a FREEZE: what a restart
+	 * could not undo without the state persisted before it (it would take the raised
+	 * memory.max for L; it would not know to thaw). The shell skips it while the
+	 * cgroup's last PERSIST failed, and tells oe_state_unstored(). */
 	bool guarded;
 } oe_action;
 

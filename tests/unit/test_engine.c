@@ -1778,7 +1778,7 @@ Test(persist, raises_and_freezes_are_guarded_lowering_is_not)
 	cr_assert(m->guarded, "the raise to L + ceiling needs its state first");
 	cr_assert_lt(find(OE_ACT_PERSIST, A), find(OE_ACT_SET_MAX, A), "got %s", dump());
 	const oe_action *h = last_of(OE_ACT_SET_HIGH, A);
-	cr_assert(h && !h->guarded, "lowering memory.high to L is not guarded");
+	cr_assert(h && !h->guarded, "memory.high is never guarded");
 	int64_t t0 = hold_A(1000);
 	now_ns = t0 + MS(100);
 	clr();
@@ -1797,6 +1797,13 @@ Test(persist, raises_and_freezes_are_guarded_lowering_is_not)
 	cr_assert_eq(wlimit(A, LA / 2), 0);
 	m = last_of(OE_ACT_SET_MAX, A);
 	cr_assert(m && !m->guarded, "a lower limit is not guarded; got %s", dump());
+	/* Unmanaged, no state: raising its L needs none. */
+	cr_assert_eq(wdelay(B, 0), 0);
+	cr_assert_eq(wdis(B, 0), 0);
+	clr();
+	cr_assert_eq(wlimit(B, 2 * LB), 0);
+	m = last_of(OE_ACT_SET_MAX, B);
+	cr_assert(m && !m->guarded, "an unmanaged cgroup's raise is not guarded; got %s", dump());
 }
 
 Test(persist, unstored_state_is_stored_again_before_the_next_raise)
