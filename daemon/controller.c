@@ -560,7 +560,7 @@ static int run_actions(od_controller *c, const oe_action *v, od_cg **g, size_t n
  * in the order before the unlock. What this thread runs at once: the deadline
  * thread its leading samples (read through kept descriptors), the loop and a
  * thread already inside a batch whatever leads up to the first kernel write; the
- * rest goes to the actuators. A FUSE worker runs the whole batch itself when its
+ * rest goes to the actuators first. A FUSE worker runs the whole batch itself when its
  * turn comes (its caller's write blocks as it would natively) and returns the
  * first kernel write's errno. */
 static int carry_out(od_controller *c, oe_action *v, od_cg **g, size_t n)
@@ -584,15 +584,16 @@ static int carry_out(od_controller *c, oe_action *v, od_cg **g, size_t n)
 		od_order_reserve(c->order, &hdr, v + k, (void **)(g + k), n - k);
 	engine_unlock(c);
 
-	run_actions(c, v, g, k);
-	if (k == n)
-		return 0;
-	if (!own) {
+	if (k < n && !own) {
+		/* Handed off before this thread runs its part: a listener or a sample here
+		 * must not hold back the cgroup's later writes (a kill) behind the placeholder. */
 		for (size_t i = k; i < n; i++)
 			cg_ref(g[i]); /* the batch's own, let go by the actuator */
 		od_order_hand_off(c->order, &hdr);
-		return 0;
 	}
+	run_actions(c, v, g, k);
+	if (k == n || !own)
+		return 0;
 	od_order_wait_turn(c->order, &hdr);
 	in_batch++;
 	int r = run_actions(c, v, g, n);
