@@ -522,8 +522,9 @@ static void clamp_to_real(const oe_engine *e, node *n, const oe_persisted *p, ui
 		uint64_t c = e->cfg.ceiling_bytes;
 		n->limit = held && real_max != OE_UNLIMITED && real_max > c ? real_max - c : real_max;
 	}
-	uint64_t managed_high = n->limit < n->user_high ? n->limit : n->user_high;
-	if (n->user_high > real_high && real_high != managed_high) {
+	/* What the daemon that stored this state wrote to memory.high: min(its L, high). */
+	uint64_t own_high = p->limit < p->user_high ? p->limit : p->user_high;
+	if (n->user_high > real_high && real_high != own_high) {
 		oe_action *a = emit(out, OE_ACT_LOG, n->id, n->user_high);
 		if (a)
 			a->msg = "persisted memory.high above the real one found at adoption: discarded "

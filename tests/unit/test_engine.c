@@ -1758,6 +1758,56 @@ Test(persist, smaller_limit_from_state_is_kept)
 	cr_assert_eq(view(NEWID).limit, 16 * MiB);
 }
 
+/* xorshift64: the same cases on every run. */
+static uint64_t rnd(uint64_t *s, uint64_t n)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s % n;
+}
+
+static uint64_t rand_mem(uint64_t *r)
+{
+	switch (rnd(r, 4)) {
+	case 0: return OE_UNLIMITED;
+	case 1: return rnd(r, 512) * MiB;
+	case 2: return (1 + rnd(r, 511)) * MiB + CEIL;
+	default: return rnd(r, UINT32_MAX) << 12;
+	}
+}
+
+Test(persist, no_state_adopts_a_limit_above_the_real_tree)
+{
+	/* Whatever trusted state says (any L, high, T, D, hold, deadline), over whatever real
+	 * knobs: the adopted L is never above the real memory.max, the user's high never
+	 * above the real one unless that is the daemon's own min(L, high). */
+	uint64_t seed = 20261204, *r = &seed;
+	for (uint64_t i = 0; i < 4000; i++) {
+		oe_persisted p = pstate(rand_mem(r), rnd(r, 3) * 500, rnd(r, 2));
+		p.user_high = rand_mem(r);
+		p.in_hold = rnd(r, 2);
+		p.delay_spent = rnd(r, 2);
+		p.frozen = rnd(r, 2);
+		if (p.in_hold)
+			p.deadline_ns = now_ns + MS((int64_t)rnd(r, 10000) - 5000);
+		uint64_t rmax = rand_mem(r), rhigh = rand_mem(r), id = 1000 + i;
+		clr();
+		cr_assert(oe_cgroup_add(E, now_ns, id, A, rmax, rhigh, &p, &ACT));
+		oe_view v = view(id);
+		cr_assert_leq(v.limit, rmax, "state L %llu over real max %llu adopted as %llu",
+			      (unsigned long long)p.limit, (unsigned long long)rmax,
+			      (unsigned long long)v.limit);
+		uint64_t own = p.limit < p.user_high ? p.limit : p.user_high;
+		cr_assert(v.user_high <= rhigh || rhigh == own,
+			  "state high %llu over real high %llu adopted as %llu",
+			  (unsigned long long)p.user_high, (unsigned long long)rhigh,
+			  (unsigned long long)v.user_high);
+		if (p.limit > rmax)
+			cr_assert_geq(find(OE_ACT_LOG, id), 0, "L discarded without a log line");
+	}
+}
+
 /* ---------------------------------------------------------------- guarded actions */
 
 static const oe_action *last_of(oe_action_kind kind, uint64_t id)
