@@ -47,6 +47,7 @@ struct node {
 	} own_max[8];
 	unsigned own_next;
 	bool has_persisted;
+	bool persisted_stale; /* a store failed: what is stored is not `persisted` */
 	oe_persisted persisted;
 };
 
@@ -199,7 +200,7 @@ static void persist(oe_engine *e, node *n, oe_actions *out)
 	if (e->released || !has_state(n))
 		return;
 	oe_persisted p = snapshot(n);
-	if (n->has_persisted && same_persisted(&p, &n->persisted))
+	if (n->has_persisted && !n->persisted_stale && same_persisted(&p, &n->persisted))
 		return;
 	oe_action *a = emit(out, OE_ACT_PERSIST, n->id, 0);
 	if (!a)
@@ -207,6 +208,7 @@ static void persist(oe_engine *e, node *n, oe_actions *out)
 	a->persisted = p;
 	n->persisted = p;
 	n->has_persisted = true;
+	n->persisted_stale = false;
 }
 
 /* rule 1 and "How a managed cgroup is held": the real knobs the daemon wants. */
@@ -223,7 +225,10 @@ static void desired_knobs(const oe_engine *e, const node *n, uint64_t *high, uin
 
 static void set_max(oe_engine *e, node *n, uint64_t v, oe_actions *out, oe_action_kind kind)
 {
-	emit(out, kind, n->id, v);
+	oe_action *a = emit(out, kind, n->id, v);
+	/* A raise the state explains: without it, a restart would take the raised value for L. */
+	if (a && kind == OE_ACT_SET_MAX)
+		a->guarded = v > n->applied_max && has_state(n);
 	/* Two slots were not enough: one user write can make two writes (a raise that ends
 	 * a hold), so an echo read just before it named a value three writes old, which was
 	 * then taken for a foreign write and became L. */
@@ -261,6 +266,7 @@ static void reconcile(oe_engine *e, node *n, oe_actions *out)
 	/* Lower memory.high before memory.max goes up, so that a cgroup entering the
 	 * daemon's care is never without its throttle. */
 	if (high != n->applied_high) {
+		/* Never guarded: a restart lowers memory.high again from whatever it finds. */
 		emit(out, OE_ACT_SET_HIGH, n->id, high);
 		n->applied_high = high;
 	}
@@ -368,7 +374,9 @@ static void freeze_if_escaping(oe_engine *e, node *n, const oe_reading *r, oe_ac
 		return;
 	n->frozen = true;
 	persist(e, n, out);
-	emit(out, OE_ACT_FREEZE, n->id, 0);
+	oe_action *a = emit(out, OE_ACT_FREEZE, n->id, 0);
+	if (a)
+		a->guarded = true;
 }
 
 /* A throttled task sleeps up to 2 s per charge in the kernel's memory.high penalty
@@ -494,17 +502,50 @@ void oe_root(oe_engine *e, uint64_t id)
 	e->root->is_root = true;
 }
 
-static void restore(oe_engine *e, node *n, int64_t now, uint64_t real_max, const oe_persisted *p,
-		    oe_actions *out)
+/* Adoption never loosens what the real tree held when the daemon found the cgroup:
+ * state says what the daemon had done, and a daemon that raised memory.max to
+ * L + ceiling left it at L + ceiling, never below L; memory.high it lowered to
+ * min(L, the user's high). A limit or high above that came from somewhere else (a
+ * hand-edited or forged attribute, or a crash between storing a larger L and
+ * raising to it): the real tree wins, and the discarded value is logged. For state
+ * that had the knobs held, the real memory.max is taken as the daemon's raise, so
+ * that the ceiling is not added a second time. */
+static void clamp_to_real(const oe_engine *e, node *n, const oe_persisted *p, uint64_t real_max,
+			  uint64_t real_high, oe_actions *out)
+{
+	if (n->limit > real_max) {
+		oe_action *a = emit(out, OE_ACT_LOG, n->id, n->limit);
+		if (a)
+			a->msg = "persisted limit above the real memory.max found at adoption: discarded "
+				 "for the real tree's (the state's limit in brackets)";
+		bool held = p->delay_ms > 0 || p->disable || p->in_hold;
+		uint64_t c = e->cfg.ceiling_bytes;
+		n->limit = held && real_max != OE_UNLIMITED && real_max > c ? real_max - c : real_max;
+	}
+	/* What the daemon that stored this state wrote to memory.high: min(its L, high). */
+	uint64_t own_high = p->limit < p->user_high ? p->limit : p->user_high;
+	if (n->user_high > real_high && real_high != own_high) {
+		oe_action *a = emit(out, OE_ACT_LOG, n->id, n->user_high);
+		if (a)
+			a->msg = "persisted memory.high above the real one found at adoption: discarded "
+				 "(the state's value in brackets)";
+		n->user_high = real_high;
+	}
+}
+
+static void restore(oe_engine *e, node *n, int64_t now, uint64_t real_max, uint64_t real_high,
+		    const oe_persisted *p, oe_actions *out)
 {
 	n->limit = p->limit;
 	n->user_high = p->user_high;
+	clamp_to_real(e, n, p, real_max, real_high, out);
 	n->delay_ms = p->delay_ms;
 	n->disable = p->disable;
 	n->group_kills = p->group_kills;
 	n->frozen = p->frozen;
 	n->has_persisted = true;
 	n->persisted = *p;
+	n->persisted_stale = n->limit != p->limit || n->user_high != p->user_high;
 	/* A real memory.max that is neither L nor the daemon's ceiling was written by
 	 * someone else while we were away: adopt it, as we would have. */
 	uint64_t high, max;
@@ -538,7 +579,7 @@ bool oe_cgroup_add(oe_engine *e, int64_t now, uint64_t id, uint64_t parent, uint
 	n->applied_max = real_max;
 	n->applied_high = real_high;
 	if (persisted) {
-		restore(e, n, now, real_max, persisted, out);
+		restore(e, n, now, real_max, real_high, persisted, out);
 	} else {
 		n->limit = real_max;
 		n->user_high = real_high;
@@ -776,6 +817,21 @@ void oe_group_killed(oe_engine *e, uint64_t id, uint64_t killed, oe_actions *out
 	n->group_kills += killed; /* rule 10: group-mode kills count as this cgroup's */
 	persist(e, n, out);
 	emit(out, OE_ACT_CHANGED, n->id, 0);
+}
+
+void oe_state_unstored(oe_engine *e, uint64_t id, uint64_t real_max, uint64_t real_high,
+			bool real_frozen)
+{
+	node *n = find(e, id);
+	if (!n || n->is_root)
+		return;
+	n->persisted_stale = true;
+	n->applied_max = real_max;
+	n->applied_high = real_high;
+	/* A freeze left undone is tried again, with its state, by the next reading over
+	 * the margin; one done before stays the engine's to thaw. */
+	if (n->frozen && !real_frozen)
+		n->frozen = false;
 }
 
 static void release_one(oe_engine *e, node *n, void *ud)

@@ -20,13 +20,19 @@
  *
  * There are NACTUATORS actuator threads, so that a kill the kernel is slow to carry
  * out (its reclaim retries inside the memory.max write: up to hundreds of ms under
- * global pressure) does not delay another cgroup's kill. A queued batch starts only
- * when no batch queued before it (waiting or running) names any of its cgroups, so
- * the writes to each cgroup keep the engine's order.
+ * global pressure) does not delay another cgroup's kill. Every batch that writes
+ * the kernel takes its place in one order (order.h) before the engine's lock is
+ * let go, and starts only when no batch before it names any of its cgroups: a FUSE
+ * worker's inline THAW cannot overtake a FREEZE still queued.
+ *
+ * A failed state write (PERSIST) marks the cgroup unstored: its guarded actions
+ * (raises, FREEZE: what a restart could not undo without the state) are skipped
+ * until a PERSIST succeeds, and the engine is told what the kernel still has.
  */
 #define G_LOG_DOMAIN "oomdelayfs"
 #include "oomd/controller.h"
 #include "oomd/kernel_io.h"
+#include "oomd/order.h"
 #include "oomd/persist.h"
 
 #include <errno.h>
@@ -55,29 +61,8 @@ typedef struct {
 	gint ref;
 	int64_t logged_deadline; /* the last hold deadline logged (atomic: actuators share g) */
 	od_kio_hold_files *hold;  /* opened at its first hold, kept until the cgroup goes (atomic) */
+	gint unstored;            /* its last PERSIST failed: guarded actions are skipped (atomic) */
 } od_cg;
-
-typedef struct od_batch {
-	struct od_batch *next;
-	size_t n;
-	bool pooled;
-	bool running; /* taken by an actuator; stays queued until done */
-	bool urgent;  /* carries a kill: the reserved actuator takes only these */
-	od_cg **cgs;
-	oe_action *v;
-} od_batch;
-
-/* Batches handed to the actuator come from a pool allocated up front, so that
- * the event -> decision -> kill path does not call malloc while memory is short.
- * A batch larger than POOL_ACTS (subtree writes, many cgroups at once) or an
- * empty pool falls back to the heap. */
-#define POOL_BATCHES 32
-#define POOL_ACTS 16
-typedef struct {
-	od_batch b;
-	oe_action v[POOL_ACTS];
-	od_cg *cgs[POOL_ACTS];
-} od_pooled_batch;
 
 typedef struct {
 	const char *site, *role;
@@ -123,16 +108,13 @@ struct od_controller {
 
 #define NACTUATORS 4
 	GThread *actuator[NACTUATORS];
-	GMutex qlock;
-	GCond qcond;
-	od_batch *qhead, *qtail;
-	int pending; /* batches queued or running; guarded by qlock */
-	bool stopping;
-	od_pooled_batch *pool; /* POOL_BATCHES of them */
-	od_batch *free_batches; /* guarded by qlock */
+	od_order *order;
 };
 
 static GPrivate nesting; /* per-thread depth of nested batches (SAMPLE) */
+/* This thread is carrying out a batch: what its actions make the engine emit comes
+ * after that batch in the order, so it is handed off, never waited for. */
+static _Thread_local int in_batch;
 /* Which of our threads this is (NULL: a FUSE worker, or main before the loop runs);
  * named for the late tick's line. */
 static _Thread_local const char *thread_role;
@@ -316,74 +298,18 @@ static bool writes_kernel(oe_action_kind k)
 	return k != OE_ACT_SAMPLE && k != OE_ACT_NOTIFY && k != OE_ACT_CHANGED && k != OE_ACT_LOG;
 }
 
-static bool is_kill(oe_action_kind k)
-{
-	return k == OE_ACT_KILL_KERNEL || k == OE_ACT_KILL_GROUP;
-}
-
-/* How many of a batch's first actions this thread may carry out itself. */
-static size_t inline_prefix(const oe_action *v, size_t n)
-{
-	size_t i = 0;
-	if (thread_role == ROLE_DEADLINE) {
-		/* Samples read through descriptors kept open since the hold began. */
-		while (i < n && v[i].kind == OE_ACT_SAMPLE)
-			i++;
-	} else if (g_main_context_is_owner(g_main_context_default())) {
-		while (i < n && !writes_kernel(v[i].kind))
-			i++;
-	} else {
-		i = n; /* a FUSE worker or an actuator: may block */
-	}
-	return i;
-}
-
-static void enqueue(od_controller *c, const oe_action *v, od_cg **cgs, size_t n)
-{
-	od_batch *b = NULL;
-	g_mutex_lock(&c->qlock);
-	if (n <= POOL_ACTS && c->free_batches) {
-		b = c->free_batches;
-		c->free_batches = b->next;
-	}
-	g_mutex_unlock(&c->qlock);
-	if (!b) {
-		b = g_malloc(sizeof *b + n * sizeof(oe_action) + n * sizeof(od_cg *));
-		b->pooled = false;
-		b->v = (oe_action *)(void *)(b + 1);
-		b->cgs = (od_cg **)(void *)(b->v + n);
-	}
-	b->next = NULL;
-	b->running = false;
-	b->urgent = false;
-	for (size_t i = 0; i < n; i++)
-		b->urgent |= is_kill(v[i].kind);
-	b->n = n;
-	memcpy(b->v, v, n * sizeof(oe_action));
-	for (size_t i = 0; i < n; i++)
-		b->cgs[i] = cg_ref(cgs[i]);
-	g_mutex_lock(&c->qlock);
-	if (c->qtail)
-		c->qtail->next = b;
-	else
-		c->qhead = b;
-	c->qtail = b;
-	c->pending++;
-	g_cond_broadcast(&c->qcond);
-	g_mutex_unlock(&c->qlock);
-}
-
-static void run_batch(od_controller *c, const oe_action *v, od_cg **cgs, size_t n);
+static int carry_out(od_controller *c, oe_action *v, od_cg **g, size_t n);
 static void stop_deadlines(od_controller *c);
 
-/* Feeds a finished engine call's actions out: locked on entry, unlocked on return. */
-static void finish_locked(od_controller *c)
+/* Feeds a finished engine call's actions out: locked on entry, unlocked on return.
+ * Returns what carry_out returns. */
+static int finish_locked(od_controller *c)
 {
 	size_t n = c->acts.n;
 	rearm_locked(c);
 	if (n == 0) {
 		engine_unlock(c);
-		return;
+		return 0;
 	}
 	oe_action stack_v[STACK_ACTS];
 	od_cg *stack_g[STACK_ACTS];
@@ -391,16 +317,14 @@ static void finish_locked(od_controller *c)
 	od_cg **g = n <= STACK_ACTS ? stack_g : g_new(od_cg *, n);
 	copy_out_locked(c, v, g);
 	oe_actions_clear(&c->acts);
-	engine_unlock(c);
-
-	run_batch(c, v, g, n);
-
+	int r = carry_out(c, v, g, n);
 	for (size_t i = 0; i < n; i++)
 		cg_unref(g[i]);
 	if (v != stack_v) {
 		g_free(v);
 		g_free(g);
 	}
+	return r;
 }
 
 /* Keeps the hold's files of g open from the sample that finds it held (well before
@@ -460,7 +384,7 @@ static void log_new_deadline(od_cg *g, const oe_persisted *st)
 		  st->deadline_ns, left / 1e6, st->disable ? ", oom_kill_disable 1: no kill" : "");
 }
 
-static void do_kill_group(od_controller *c, od_cg *g)
+static int do_kill_group(od_controller *c, od_cg *g)
 {
 	char p[256];
 	uint64_t procs = 0;
@@ -478,10 +402,11 @@ static void do_kill_group(od_controller *c, od_cg *g)
 		  (t0 - tc) / 1e6, r < 0 ? g_strerror(-r) : "done", (od_now() - t0) / 1e6, t0 / 1e6,
 		  __atomic_load_n(&c->tick_late, __ATOMIC_RELAXED) / 1e6);
 	if (r < 0)
-		return;
+		return r;
 	engine_lock(c, "group kill");
 	oe_group_killed(c->eng, g->id, procs, &c->acts);
 	finish_locked(c);
+	return 0;
 }
 
 static const char *act_name(oe_action_kind k)
@@ -496,7 +421,16 @@ static const char *act_name(oe_action_kind k)
 	return (size_t)k < G_N_ELEMENTS(names) && names[k] ? names[k] : "?";
 }
 
-static void run_one(od_controller *c, const oe_action *a, od_cg *g)
+/* A kernel write's errno as the writer should see it: a file missing under a held
+ * directory is the cgroup removed, which kernfs answers with ENODEV (ENOENT is the
+ * controller's "unknown cgroup"). */
+static int write_errno(int r)
+{
+	return r >= 0 ? 0 : r == -ENOENT ? ENODEV : -r;
+}
+
+/* Returns 0 or the positive errno of the kernel write it made (or skipped). */
+static int run_one(od_controller *c, const oe_action *a, od_cg *g)
 {
 	char p[256];
 	int nh = g_atomic_int_get(&c->nhooks);
@@ -505,33 +439,43 @@ static void run_one(od_controller *c, const oe_action *a, od_cg *g)
 		for (int i = 0; i < nh; i++)
 			if (c->hooks[i].notify)
 				c->hooks[i].notify(c->hooks[i].ud, a->id);
-		return;
+		return 0;
 	case OE_ACT_CHANGED:
 		for (int i = 0; i < nh; i++)
 			if (c->hooks[i].control_changed)
 				c->hooks[i].control_changed(c->hooks[i].ud, a->id);
-		return;
+		return 0;
 	case OE_ACT_LOG:
-		g_warning("%s: %s", cg_path(g, p, sizeof p), a->msg ? a->msg : "(no message)");
-		return;
+		if (a->value)
+			g_warning("%s: %s (%" PRIu64 ")", cg_path(g, p, sizeof p),
+				  a->msg ? a->msg : "(no message)", a->value);
+		else
+			g_warning("%s: %s", cg_path(g, p, sizeof p), a->msg ? a->msg : "(no message)");
+		return 0;
 	default:
 		break;
 	}
 	if (!g) {
 		g_debug("cgroup %" PRIu64 ": action %d for a cgroup no longer known", a->id, a->kind);
-		return;
+		return writes_kernel(a->kind) ? ENODEV : 0;
 	}
+	if (a->guarded && g_atomic_int_get(&g->unstored)) {
+		g_warning("%s: %s %" PRIu64 " not done: the state it needs could not be stored",
+			  cg_path(g, p, sizeof p), act_name(a->kind), a->value);
+		return EIO;
+	}
+	int r = 0;
 	switch (a->kind) {
 	case OE_ACT_SET_HIGH:
-		od_kio_write_u64(g->fd, "memory.high", a->value);
+		r = od_kio_write_u64(g->fd, "memory.high", a->value);
 		break;
 	case OE_ACT_SET_MAX:
-		od_kio_write_u64(g->fd, "memory.max", a->value);
+		r = od_kio_write_u64(g->fd, "memory.max", a->value);
 		break;
 	case OE_ACT_KILL_KERNEL: {
 		/* Logged after the write: the kill must not wait for the logger. */
 		int64_t t0 = od_now();
-		int r = od_kio_write_max(g->fd, g_atomic_pointer_get(&g->hold), a->value);
+		r = od_kio_write_max(g->fd, g_atomic_pointer_get(&g->hold), a->value);
 		g_message("%s: delay over, memory.max back to %" PRIu64 " (the kernel's OOM killer "
 			  "acts): %s in %.1f ms (write began at boottime %.1f ms; last timer tick %.1f ms "
 			  "late)", cg_path(g, p, sizeof p), a->value, r < 0 ? g_strerror(-r) : "done",
@@ -540,81 +484,133 @@ static void run_one(od_controller *c, const oe_action *a, od_cg *g)
 		break;
 	}
 	case OE_ACT_KILL_GROUP:
-		do_kill_group(c, g);
+		r = do_kill_group(c, g);
 		break;
 	case OE_ACT_FREEZE:
-		od_kio_write_str(g->fd, "cgroup.freeze", "1");
-		g_message("%s: usage past the freeze margin during a hold: frozen", cg_path(g, p, sizeof p));
+		r = od_kio_write_str(g->fd, "cgroup.freeze", "1");
+		g_message("%s: usage past the freeze margin during a hold: %s", cg_path(g, p, sizeof p),
+			  r < 0 ? "freezing failed" : "frozen");
 		break;
 	case OE_ACT_THAW:
-		od_kio_write_str(g->fd, "cgroup.freeze", "0");
+		r = od_kio_write_str(g->fd, "cgroup.freeze", "0");
 		break;
 	case OE_ACT_SAMPLE:
 		do_sample(c, g);
 		break;
 	case OE_ACT_PERSIST:
-		od_persist_store(g->fd, &a->persisted);
-		log_new_deadline(g, &a->persisted);
+		r = od_persist_store(g->fd, &a->persisted);
+		g_atomic_int_set(&g->unstored, r < 0);
+		if (r == 0)
+			log_new_deadline(g, &a->persisted);
 		break;
 	case OE_ACT_FORGET:
-		od_persist_forget(g->fd);
+		/* Logged on failure; what is left is clamped at adoption. Nothing stored and
+		 * nothing to store: raises need no state any more. */
+		if (od_persist_forget(g->fd) == 0)
+			g_atomic_int_set(&g->unstored, 0);
 		break;
 	default:
 		break;
 	}
+	return write_errno(r);
 }
 
-static void run_batch(od_controller *c, const oe_action *v, od_cg **cgs, size_t n)
+/* After a batch that skipped guarded actions: the engine learns what the kernel
+ * still has, and persists again before it raises or freezes again. Runs inside
+ * the batch, so no later write of the cgroup can land between the reads. */
+static void resync_unstored(od_controller *c, od_cg *g)
 {
-	size_t k = inline_prefix(v, n);
-	for (size_t i = 0; i < k; i++) {
+	uint64_t max = OE_UNLIMITED, high = OE_UNLIMITED, frozen = 0;
+	od_kio_read_u64(g->fd, "memory.max", &max);
+	od_kio_read_u64(g->fd, "memory.high", &high);
+	od_kio_read_u64(g->fd, "cgroup.freeze", &frozen);
+	engine_lock(c, "unstored");
+	oe_state_unstored(c->eng, g->id, max, high, frozen != 0);
+	engine_unlock(c);
+}
+
+/* Carries out v[0..n) on this thread. Returns the first kernel write's errno. */
+static int run_actions(od_controller *c, const oe_action *v, od_cg **g, size_t n)
+{
+	int err = 0;
+	bool skipped = false;
+	for (size_t i = 0; i < n; i++) {
 		int64_t t0 = od_now();
-		run_one(c, &v[i], cgs[i]);
+		skipped |= v[i].guarded && g[i] && g_atomic_int_get(&g[i]->unstored);
+		int r = run_one(c, &v[i], g[i]);
+		if (r && !err)
+			err = r;
 		int64_t took = od_now() - t0;
 		if (thread_role == ROLE_DEADLINE && took > c->slow_ns) {
 			c->slow_ns = took;
 			c->slow_act = v[i];
 		}
 	}
-	/* Queued batches keep each cgroup's order (pick_locked), so everything that
-	 * writes from the loop or the deadline thread goes through the queue, even
-	 * when it is empty: a write run inline could pass one queued before it. */
-	if (k < n)
-		enqueue(c, v + k, cgs + k, n - k);
-}
-
-/* Does batch a name a cgroup that batch b names? */
-static bool overlaps(const od_batch *a, const od_batch *b)
-{
-	for (size_t i = 0; i < a->n; i++)
-		for (size_t j = 0; j < b->n; j++)
-			if (a->v[i].id == b->v[j].id)
-				return true;
-	return false;
-}
-
-/* The first waiting batch that no batch queued before it overlaps, a kill first.
- * Under qlock. */
-static od_batch *pick_locked(od_controller *c, bool urgent_only)
-{
-	for (int pass = 0; pass < (urgent_only ? 1 : 2); pass++) {
-		for (od_batch *b = c->qhead; b; b = b->next) {
-			if (b->running || (pass == 0 && !b->urgent))
-				continue;
-			bool blocked = false;
-			for (od_batch *e = c->qhead; e != b && !blocked; e = e->next)
-				blocked = overlaps(e, b);
-			if (!blocked)
-				return b;
-		}
+	for (size_t i = 0; skipped && i < n; i++) {
+		bool first = true;
+		for (size_t j = 0; j < i && first; j++)
+			first = !(g[j] == g[i] && v[j].guarded);
+		if (first && v[i].guarded && g[i] && g_atomic_int_get(&g[i]->unstored))
+			resync_unstored(c, g[i]);
 	}
-	return NULL;
+	return err;
+}
+
+/* Locked on entry, unlocked on return. The batch's kernel writes take their place
+ * in the order before the unlock. What this thread runs at once: the deadline
+ * thread its leading samples (read through kept descriptors), the loop and a
+ * thread already inside a batch whatever leads up to the first kernel write; the
+ * rest goes to the actuators first. A FUSE worker runs the whole batch itself when its
+ * turn comes (its caller's write blocks as it would natively) and returns the
+ * first kernel write's errno. */
+static int carry_out(od_controller *c, oe_action *v, od_cg **g, size_t n)
+{
+	bool loop = g_main_context_is_owner(g_main_context_default());
+	bool own = !in_batch && thread_role != ROLE_DEADLINE && !loop;
+	bool any = false;
+	for (size_t i = 0; i < n; i++)
+		any |= writes_kernel(v[i].kind);
+	size_t k = 0;
+	if (own)
+		k = any ? 0 : n;
+	else if (thread_role == ROLE_DEADLINE)
+		while (k < n && v[k].kind == OE_ACT_SAMPLE)
+			k++;
+	else
+		while (k < n && !writes_kernel(v[k].kind))
+			k++;
+	od_batch hdr;
+	if (k < n)
+		od_order_reserve(c->order, &hdr, v + k, (void **)(g + k), n - k);
+	engine_unlock(c);
+
+	if (k < n && !own) {
+		/* Handed off before this thread runs its part: a listener or a sample here
+		 * must not hold back the cgroup's later writes (a kill) behind the placeholder. */
+		for (size_t i = k; i < n; i++)
+			cg_ref(g[i]); /* the batch's own, let go by the actuator */
+		od_order_hand_off(c->order, &hdr);
+	}
+	run_actions(c, v, g, k);
+	if (k == n || !own)
+		return 0;
+	od_order_wait_turn(c->order, &hdr);
+	in_batch++;
+	int r = run_actions(c, v, g, n);
+	in_batch--;
+	od_order_done(c->order, &hdr);
+	return r;
 }
 
 typedef struct {
 	od_controller *c;
 	bool kills_only;
 } od_actuator_arg;
+
+static void actuator_woken(void *ud)
+{
+	apply_rt(ud);
+}
 
 /* Actuator 0 takes only kills, so that persisting and knob writes stalled in
  * reclaim (a setxattr was seen taking 315 ms under load) cannot hold every actuator
@@ -628,53 +624,17 @@ static gpointer actuator_main(gpointer data)
 	prefault_stack();
 	if (kills_only)
 		apply_rt(c);
-	for (;;) {
-		g_mutex_lock(&c->qlock);
-		od_batch *b;
-		while (!(b = pick_locked(c, kills_only)) && !(c->stopping && !c->qhead)) {
-			g_cond_wait(&c->qcond, &c->qlock);
-			if (kills_only)
-				apply_rt(c);
-		}
-		if (!b) {
-			g_mutex_unlock(&c->qlock);
-			return NULL;
-		}
-		b->running = true;
-		g_mutex_unlock(&c->qlock);
-
-		run_batch(c, b->v, b->cgs, b->n);
-
+	od_batch *b;
+	while ((b = od_order_take(c->order, kills_only, kills_only ? actuator_woken : NULL, c))) {
+		od_cg **g = (od_cg **)b->refs;
+		in_batch++;
+		run_actions(c, b->v, g, b->n);
+		in_batch--;
 		for (size_t i = 0; i < b->n; i++)
-			cg_unref(b->cgs[i]);
-		g_mutex_lock(&c->qlock);
-		/* Unlinked only now: `pending` and the overlap test cover the running batch. */
-		od_batch **pp = &c->qhead, *prev = NULL;
-		while (*pp != b) {
-			prev = *pp;
-			pp = &(*pp)->next;
-		}
-		*pp = b->next;
-		if (c->qtail == b)
-			c->qtail = prev;
-		c->pending--;
-		if (b->pooled) {
-			b->next = c->free_batches;
-			c->free_batches = b;
-		}
-		g_cond_broadcast(&c->qcond);
-		g_mutex_unlock(&c->qlock);
-		if (!b->pooled)
-			g_free(b);
+			cg_unref(g[i]);
+		od_order_done(c->order, b); /* unlinked only now: the order covers it while it runs */
 	}
-}
-
-static void drain_actuator(od_controller *c)
-{
-	g_mutex_lock(&c->qlock);
-	while (c->pending > 0)
-		g_cond_wait(&c->qcond, &c->qlock);
-	g_mutex_unlock(&c->qlock);
+	return NULL;
 }
 
 /* ---- the contract ------------------------------------------------------ */
@@ -690,8 +650,7 @@ od_controller *od_controller_new(int root_fd, const oe_config *cfg)
 		return NULL;
 	}
 	g_mutex_init(&c->lock);
-	g_mutex_init(&c->qlock);
-	g_cond_init(&c->qcond);
+	c->order = od_order_new();
 	c->cfg = *cfg;
 	c->root_fd = root_fd;
 	c->armed = OE_NO_DEADLINE;
@@ -705,16 +664,6 @@ od_controller *od_controller_new(int root_fd, const oe_config *cfg)
 	c->eng = oe_new(cfg);
 	c->cgs = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, (GDestroyNotify)cg_unref);
 	ensure_room_locked(c, 0);
-	c->pool = g_new(od_pooled_batch, POOL_BATCHES);
-	memset(c->pool, 0, POOL_BATCHES * sizeof *c->pool); /* touched now (see prefault_stack) */
-	for (int i = 0; i < POOL_BATCHES; i++) {
-		od_batch *b = &c->pool[i].b;
-		b->pooled = true;
-		b->v = c->pool[i].v;
-		b->cgs = c->pool[i].cgs;
-		b->next = c->free_batches;
-		c->free_batches = b;
-	}
 	for (int i = 0; i < NACTUATORS; i++) {
 		od_actuator_arg *a = g_new(od_actuator_arg, 1);
 		*a = (od_actuator_arg){ .c = c, .kills_only = i == 0 };
@@ -728,22 +677,17 @@ void od_controller_free(od_controller *c)
 	if (!c)
 		return;
 	stop_deadlines(c);
-	g_mutex_lock(&c->qlock);
-	c->stopping = true;
-	g_cond_broadcast(&c->qcond);
-	g_mutex_unlock(&c->qlock);
+	od_order_stop(c->order);
 	for (int i = 0; i < NACTUATORS; i++)
 		g_thread_join(c->actuator[i]); /* they run what is queued first */
 	g_hash_table_destroy(c->cgs);
 	oe_free(c->eng);
 	g_free(c->buf);
-	g_free(c->pool);
+	od_order_free(c->order);
 	close(c->tfd);
 	if (c->sched_fd >= 0)
 		close(c->sched_fd);
 	g_mutex_clear(&c->lock);
-	g_mutex_clear(&c->qlock);
-	g_cond_clear(&c->qcond);
 	g_free(c);
 }
 
@@ -867,9 +811,7 @@ static void stop_deadlines(od_controller *c)
 void od_controller_set_rt_priority(od_controller *c, int prio)
 {
 	g_atomic_int_set(&c->rt_prio, CLAMP(prio, 0, 99));
-	g_mutex_lock(&c->qlock); /* the kill actuator applies it when it next wakes */
-	g_cond_broadcast(&c->qcond);
-	g_mutex_unlock(&c->qlock);
+	od_order_kick(c->order); /* the kill actuator applies it when it next wakes */
 }
 
 void od_controller_start_deadlines(od_controller *c)
@@ -1052,10 +994,8 @@ void od_controller_remove(od_controller *c, uint64_t id)
 			g_ptr_array_add(gone, cg);
 	}
 	rearm_locked(c);
-	engine_unlock(c);
+	carry_out(c, v, g, n); /* unlocks */
 	g_ptr_array_unref(gone);
-
-	run_batch(c, v, g, n);
 	for (size_t i = 0; i < n; i++)
 		cg_unref(g[i]);
 	if (v != stack_v) {
@@ -1112,8 +1052,7 @@ static int user_write(od_controller *c, write_fn fn, uint64_t id, uint64_t value
 		engine_unlock(c);
 		return r;
 	}
-	finish_locked(c);
-	return 0;
+	return finish_locked(c); /* the kernel's errno, if a write of it failed */
 }
 
 int od_controller_write_delay(od_controller *c, uint64_t id, uint64_t ms)
@@ -1150,7 +1089,7 @@ void od_controller_release_all(od_controller *c)
 	 * actuators still have (a freeze behind a kill...) must land before the
 	 * hand-back, or it could undo it. */
 	stop_deadlines(c);
-	drain_actuator(c);
+	od_order_drain(c->order);
 	engine_lock(c, "release");
 	oe_release_all(c->eng, &c->acts);
 	size_t n = c->acts.n;

@@ -25,7 +25,7 @@ static const char summary[] =
 	"journal). It locks its memory, sets its oom_score_adj to -1000 and the niceness\n"
 	"of its watcher and kill path to -20 (the deadlines and the kills also run at\n"
 	"SCHED_FIFO priority 1), and keeps the state of every managed cgroup\n"
-	"in the user.oomdelayfs.state extended attribute of the real cgroup directory, so\n"
+	"in the trusted.oomdelayfs.state extended attribute of the real cgroup directory, so\n"
 	"a restarted daemon resumes or finishes every hold.\n"
 	"SIGINT/SIGTERM hand every cgroup back to the kernel (real memory.max = L, the\n"
 	"user's memory.high, thawed, state removed) and unmount. SIGHUP is ignored.";

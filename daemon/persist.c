@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/xattr.h>
+#include <unistd.h>
 #include <glib.h>
 
 #define MAGIC "oomdelayfs-state 1 "
@@ -126,8 +127,34 @@ int od_persist_decode(const char *buf, size_t len, oe_persisted *out)
 	return 0;
 }
 
+/* A user.* attribute can be set by the directory's owner, who in a delegated cgroup
+ * is the user being limited: its content is logged (an operator wants to see a
+ * forgery) and never parsed. */
+static void drop_legacy(int dirfd)
+{
+	char buf[OD_PERSIST_MAX + 1];
+	ssize_t n = fgetxattr(dirfd, OD_PERSIST_XATTR_LEGACY, buf, OD_PERSIST_MAX);
+	if (n < 0 && errno != ERANGE) { /* ERANGE: longer than any state; removed all the same */
+		if (errno != ENODATA && errno != ENOTSUP)
+			g_warning("fgetxattr %s (fd %d): %s", OD_PERSIST_XATTR_LEGACY, dirfd,
+				  g_strerror(errno));
+		return;
+	}
+	buf[n < 0 ? 0 : n] = '\0';
+	g_autofree char *shown = g_strescape(buf, NULL);
+	char path[256], link[32];
+	snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
+	ssize_t pl = readlink(link, path, sizeof path - 1);
+	path[pl < 0 ? 0 : pl] = '\0';
+	int r = fremovexattr(dirfd, OD_PERSIST_XATTR_LEGACY) < 0 ? errno : 0;
+	g_warning("%s: ignoring %s \"%s\" (the directory's owner can set user.* attributes; "
+		  "state is read from %s only): %s", pl < 0 ? "?" : path, OD_PERSIST_XATTR_LEGACY,
+		  shown, OD_PERSIST_XATTR, r ? g_strerror(r) : "removed");
+}
+
 int od_persist_load(int dirfd, oe_persisted *out)
 {
+	drop_legacy(dirfd);
 	char buf[OD_PERSIST_MAX + 1];
 	ssize_t n = fgetxattr(dirfd, OD_PERSIST_XATTR, buf, OD_PERSIST_MAX);
 	if (n < 0) {

@@ -60,7 +60,11 @@ void od_controller_sample(od_controller *c, uint64_t id);
 /* The real memory.max of id changed (inotify): read it and feed oe_real_max_seen. */
 void od_controller_real_max_changed(od_controller *c, uint64_t id);
 
-/* Writes through the shadow tree (values already parsed). */
+/* Writes through the shadow tree (values already parsed), from a FUSE worker: the
+ * caller's thread carries the kernel writes out itself, in the cgroup's order (after
+ * every write emitted before it), and gets the first failed one's errno (ENODEV for
+ * a cgroup removed meanwhile; the errno of a failed state write, whose raise or
+ * freeze was then not done). The engine keeps the value written either way. */
 int od_controller_write_delay(od_controller *c, uint64_t id, uint64_t ms);
 int od_controller_write_disable(od_controller *c, uint64_t id, uint64_t v);
 int od_controller_write_limit(od_controller *c, uint64_t id, uint64_t bytes);

@@ -76,7 +76,12 @@ typedef struct {
 	uint64_t id;
 	uint64_t value;
 	oe_persisted persisted; /* OE_ACT_PERSIST */
-	const char *msg;        /* OE_ACT_LOG: static string */
+	const char *msg;        /* OE_ACT_LOG: static string (value, if not 0, goes with it) */
+	/* A raise of memory.max while the cgroup has state, or a FREEZE: what a restart
+	 * could not undo without the state persisted before it (it would take the raised
+	 * memory.max for L; it would not know to thaw). The shell skips it while the
+	 * cgroup's last PERSIST failed, and tells oe_state_unstored(). */
+	bool guarded;
 } oe_action;
 
 typedef struct {
@@ -109,7 +114,11 @@ void oe_root(oe_engine *e, uint64_t id);
 /* A cgroup appeared (scan at start, shadow mkdir, or real mkdir seen by inotify).
  * real_max/real_high: the values read from the real files (OE_UNLIMITED for "max").
  * persisted: state found with the cgroup, or NULL. Without it the cgroup inherits
- * T and D from its parent (rule 7) and L/user_high are the real values.
+ * T and D from its parent (rule 7) and L/user_high are the real values. With it,
+ * a limit above real_max is discarded, with an OE_ACT_LOG, for real_max (less the
+ * ceiling when the state had the knobs held: real_max is then the daemon's raise),
+ * and a high above real_high (unless the daemon's own min(L, high)) for real_high:
+ * adoption never loosens the real tree as found.
  * With it a running hold resumes or, if its deadline passed, is finished now.
  * Adding an id twice is a no-op. Returns false if the parent is unknown. */
 bool oe_cgroup_add(oe_engine *e, int64_t now, uint64_t id, uint64_t parent,
@@ -141,6 +150,12 @@ void oe_tick(oe_engine *e, int64_t now, oe_actions *out);
 /* When oe_tick must run next: the earliest deadline or sample time; OE_NO_DEADLINE if none.
  * Nothing is due while no cgroup is in a hold. */
 int64_t oe_next_wakeup(const oe_engine *e);
+
+/* The shell could not store id's state and skipped the guarded actions that needed
+ * it: the real knobs and freezer are as read (real_max, real_high, real_frozen), and
+ * the next reconcile or reading persists again before raising or freezing again. */
+void oe_state_unstored(oe_engine *e, uint64_t id, uint64_t real_max, uint64_t real_high,
+		       bool real_frozen);
 
 /* A group kill (OE_ACT_KILL_GROUP) took `killed` processes away. */
 void oe_group_killed(oe_engine *e, uint64_t id, uint64_t killed, oe_actions *out);

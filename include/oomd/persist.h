@@ -1,6 +1,11 @@
 /* persist.h — the engine's per-cgroup state (oe_persisted), kept in the extended
- * attribute user.oomdelayfs.state of the real cgroup directory, so it vanishes
- * with the cgroup and survives the daemon (user.* xattrs on cgroupfs: Linux >= 5.7).
+ * attribute trusted.oomdelayfs.state of the real cgroup directory, so it vanishes
+ * with the cgroup and survives the daemon (xattrs on cgroupfs: Linux >= 5.7).
+ * trusted.*, because only CAP_SYS_ADMIN in the initial user namespace may set it
+ * (xattr.c xattr_permission): the owner of a delegated cgroup can set user.* on
+ * its directory (kernfs_xattr_set), and state is what the daemon raises
+ * memory.max from. The name older daemons used, user.oomdelayfs.state, is never
+ * read as state: od_persist_load removes it with a log line.
  * The format is one line of text, versioned:
  *   "oomdelayfs-state 1 limit=<u64|max> high=<u64|max> delay=<u64> disable=<0|1>
  *    hold=<0|1> spent=<0|1> frozen=<0|1> deadline=<i64|none> gkills=<u64>"
@@ -15,10 +20,15 @@
 #include <stddef.h>
 #include "oomd/engine.h"
 
-#define OD_PERSIST_XATTR "user.oomdelayfs.state"
+#define OD_PERSIST_XATTR "trusted.oomdelayfs.state"
+/* Written by daemons before 2026-12, and settable by a delegated owner. */
+#define OD_PERSIST_XATTR_LEGACY "user.oomdelayfs.state"
 #define OD_PERSIST_MAX 320 /* bytes of the encoded form, at most */
 
-/* -ENODATA when the cgroup has no state (never managed, or handed back). */
+/* -ENODATA when the cgroup has no state (never managed, or handed back). A legacy
+ * user.oomdelayfs.state found on the directory is removed (and logged), whether
+ * or not trusted state is there: it may have been forged, and it must not be
+ * taken for state by anything reading the tree later. */
 int od_persist_load(int dirfd, oe_persisted *out);
 int od_persist_store(int dirfd, const oe_persisted *p);
 /* Removing state that is not there is not an error. */

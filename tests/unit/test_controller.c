@@ -14,6 +14,12 @@
 #include <unistd.h>
 
 #include "oomd/controller.h"
+#include "oomd/persist.h"
+
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
 
 #define MiB ((uint64_t)1024 * 1024)
 #define L (32 * MiB)
@@ -27,6 +33,17 @@ static void put(const char *name, const char *content)
 {
 	g_autofree char *p = g_build_filename(fixture, "g", name, NULL);
 	cr_assert(g_file_set_contents(p, content, -1, NULL), "fixture %s", p);
+}
+
+/* In place: the descriptors a held cgroup keeps open must see the new content
+ * (g_file_set_contents replaces the file). */
+static void overwrite(const char *name, const char *content)
+{
+	g_autofree char *p = g_build_filename(fixture, "g", name, NULL);
+	int fd = open(p, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	cr_assert_geq(fd, 0, "open %s", p);
+	cr_assert_eq(write(fd, content, strlen(content)), (ssize_t)strlen(content));
+	close(fd);
 }
 
 static char *get(const char *name)
@@ -58,6 +75,11 @@ static void setup(oe_kill_mode mode)
 	root_fd = open(fixture, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	g_fd = open(g, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cr_assert(root_fd >= 0 && g_fd >= 0);
+	/* State lives in trusted.*: without CAP_SYS_ADMIN no raise is ever made. */
+	if (fsetxattr(g_fd, "trusted.oomd-test", "1", 1, 0) < 0)
+		cr_skip_test("SKIP: trusted.* xattrs on %s: %s (needs root and a file system that "
+			     "keeps them)", fixture, g_strerror(errno));
+	fremovexattr(g_fd, "trusted.oomd-test");
 
 	oe_config cfg;
 	oe_config_defaults(&cfg);
@@ -250,5 +272,185 @@ Test(controller, deadline_thread_and_kill_actuator_run_at_the_rt_priority, .time
 	cr_assert_eq(prio, 1, "oomd-killer: real-time priority %d, not 1", prio);
 	int p2;
 	cr_assert_eq(thread_policy("oomd-actuator", &p2), SCHED_OTHER, "the other actuators are not real-time");
+	teardown();
+}
+
+/* ---- one order per cgroup (issue 10) ---------------------------------------- */
+
+/* The notify hook blocks the first actuator that calls it until released: the batch
+ * it runs (NOTIFY, PERSIST, FREEZE from the deadline thread's sample) stays queued
+ * behind it meanwhile. */
+static GMutex hook_lock;
+static GCond hook_cond;
+static bool hook_entered, hook_released;
+static GThread *test_thread;
+
+static void blocking_notify(void *ud, uint64_t id)
+{
+	(void)ud;
+	(void)id;
+	if (g_thread_self() == test_thread)
+		return;
+	g_mutex_lock(&hook_lock);
+	if (!hook_entered) {
+		hook_entered = true;
+		g_cond_broadcast(&hook_cond);
+		while (!hook_released)
+			g_cond_wait(&hook_cond, &hook_lock);
+	}
+	g_mutex_unlock(&hook_lock);
+}
+
+static gpointer raise_limit(gpointer data)
+{
+	(void)data;
+	return GINT_TO_POINTER(od_controller_write_limit(ctl, gid, 1024 * MiB));
+}
+
+Test(controller, a_fuse_workers_thaw_never_overtakes_a_queued_freeze, .timeout = 30)
+{
+	setup(OE_KILL_KERNEL);
+	cr_assert_eq(od_controller_write_delay(ctl, gid, 60000), 0); /* no kill in this test */
+	test_thread = g_thread_self();
+	od_hooks h = { .notify = blocking_notify };
+	od_controller_set_hooks(ctl, &h);
+	start_hold();
+	od_controller_start_deadlines(ctl);
+	/* The deadline thread's next sample (10 ms) finds a new OOM at the cgroup's own
+	 * limit (NOTIFY) and usage past the freeze margin (PERSIST, FREEZE): one batch,
+	 * handed to the actuators, whose NOTIFY blocks. */
+	static const char oom1[] = "low 0\nhigh 3\nmax 1\noom 1\noom_kill 0\noom_group_kill 0\n";
+	char cur[32];
+	snprintf(cur, sizeof cur, "%" G_GUINT64_FORMAT "\n", L + 16 * MiB);
+	overwrite("memory.current", cur);
+	overwrite("memory.events", oom1);
+	overwrite("memory.events.local", oom1);
+	gint64 until = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+	g_mutex_lock(&hook_lock);
+	while (!hook_entered && g_cond_wait_until(&hook_cond, &hook_lock, until))
+		;
+	bool entered = hook_entered;
+	g_mutex_unlock(&hook_lock);
+	cr_assert(entered, "the deadline thread's batch never reached an actuator");
+	cr_assert(holds("cgroup.freeze", "0"), "frozen before the queued FREEZE ran");
+
+	/* A FUSE worker raises L far above the usage: the hold ends, and its THAW must come
+	 * after the FREEZE emitted before it. */
+	GThread *w = g_thread_new("fuse-worker", raise_limit, NULL);
+	g_usleep(300 * 1000); /* ample for an inline THAW to land, were one allowed */
+	g_mutex_lock(&hook_lock);
+	hook_released = true;
+	g_cond_broadcast(&hook_cond);
+	g_mutex_unlock(&hook_lock);
+	cr_assert_eq(GPOINTER_TO_INT(g_thread_join(w)), 0, "the limit write failed");
+
+	oe_view v;
+	bool thawed = false;
+	for (int i = 0; i < 400 && !thawed; i++) {
+		g_usleep(5000);
+		thawed = od_controller_view(ctl, gid, &v) && !v.in_hold && !v.frozen &&
+			 holds("cgroup.freeze", "0");
+	}
+	g_usleep(100 * 1000); /* nothing may freeze it after the thaw */
+	g_autofree char *fz = get("cgroup.freeze");
+	cr_assert(thawed && holds("cgroup.freeze", "0"),
+		  "cgroup.freeze is %s after the hold ended (engine: in_hold %d, frozen %d): the "
+		  "worker's THAW overtook the queued FREEZE", fz, v.in_hold, v.frozen);
+	teardown();
+}
+
+/* ---- honest errors (issue 10) ---------------------------------------------- */
+
+Test(controller, a_failed_kernel_write_returns_its_errno, .timeout = 20)
+{
+	setup(OE_KILL_KERNEL);
+	/* memory.max that cannot be opened for writing: a directory (EISDIR). */
+	g_autofree char *mx = g_build_filename(fixture, "g", "memory.max", NULL);
+	cr_assert_eq(g_unlink(mx), 0);
+	cr_assert_eq(g_mkdir(mx, 0755), 0);
+	int r = od_controller_write_limit(ctl, gid, 2 * L);
+	cr_assert_eq(r, EISDIR, "write_limit returned %d (%s), the kernel write failed with EISDIR",
+		     r, g_strerror(r));
+	cr_assert_eq(g_rmdir(mx), 0);
+	put("memory.max", "max\n");
+	cr_assert_eq(od_controller_write_limit(ctl, gid, 2 * L), 0, "the same write once it can land");
+	teardown();
+}
+
+static bool set_immutable(int fd, bool on)
+{
+	int flags = 0;
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0)
+		return false;
+	flags = on ? flags | FS_IMMUTABLE_FL : flags & ~FS_IMMUTABLE_FL;
+	return ioctl(fd, FS_IOC_SETFLAGS, &flags) == 0;
+}
+
+Test(controller, a_failed_state_write_stops_the_raise_it_protects, .timeout = 20)
+{
+	setup(OE_KILL_KERNEL);
+	/* A second cgroup, unmanaged, whose state cannot be stored (an immutable
+	 * directory refuses setxattr with EPERM). */
+	g_autofree char *d = g_build_filename(fixture, "h", NULL);
+	cr_assert_eq(g_mkdir(d, 0755), 0);
+	static const char *files[][2] = {
+		{ "memory.max", "33554432\n" }, { "memory.high", "max\n" }, { "memory.current", "4096\n" },
+		{ "memory.events", events0 },    { "memory.events.local", events0 },
+		{ "cgroup.events", "populated 1\nfrozen 0\n" }, { "cgroup.freeze", "0\n" },
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+		g_autofree char *p = g_build_filename(d, files[i][0], NULL);
+		cr_assert(g_file_set_contents(p, files[i][1], -1, NULL));
+	}
+	int hfd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(hfd, 0);
+	uint64_t rid = 0, hid;
+	struct stat st;
+	cr_assert_eq(fstat(root_fd, &st), 0);
+	rid = st.st_ino;
+	cr_assert_eq(od_controller_add(ctl, rid, hfd, &hid), 0);
+	if (!set_immutable(hfd, true))
+		cr_skip_test("SKIP: FS_IMMUTABLE_FL on %s: %s", d, g_strerror(errno));
+	int r = od_controller_write_delay(ctl, hid, 5000);
+	set_immutable(hfd, false);
+	cr_assert_eq(r, EPERM, "write_delay returned %d (%s): the state write failed with EPERM", r,
+		     g_strerror(r));
+	g_autofree char *p = g_build_filename(d, "memory.max", NULL);
+	g_autofree char *mx = NULL;
+	cr_assert(g_file_get_contents(p, &mx, NULL, NULL));
+	cr_assert_eq(g_ascii_strtoull(mx, NULL, 10), L, "memory.max raised to %s without its state",
+		     g_strstrip(mx));
+	/* Once state can be stored, the next write stores it and raises. */
+	cr_assert_eq(od_controller_write_delay(ctl, hid, 5000), 0);
+	oe_persisted ps;
+	cr_assert_eq(od_persist_load(hfd, &ps), 0, "no state after a successful write");
+	cr_assert_eq(ps.delay_ms, 5000);
+	g_free(mx);
+	mx = NULL;
+	cr_assert(g_file_get_contents(p, &mx, NULL, NULL));
+	cr_assert_gt(g_ascii_strtoull(mx, NULL, 10), L, "memory.max not raised once its state was stored");
+	close(hfd);
+	teardown();
+}
+
+/* ---- state no one can forge (issue 10) ------------------------------------- */
+
+Test(controller, legacy_user_state_is_removed_and_never_adopted, .timeout = 20)
+{
+	setup(OE_KILL_KERNEL);
+	g_autofree char *d = g_build_filename(fixture, "u", NULL);
+	cr_assert_eq(g_mkdir(d, 0755), 0);
+	int ufd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(ufd, 0);
+	static const char forged[] = "oomdelayfs-state 1 limit=max high=max delay=0 disable=1 "
+				     "hold=1 spent=0 frozen=0 deadline=none gkills=0";
+	cr_assert_eq(fsetxattr(ufd, OD_PERSIST_XATTR_LEGACY, forged, strlen(forged), 0), 0);
+	oe_persisted p;
+	cr_assert_eq(od_persist_load(ufd, &p), -ENODATA, "a user.* state was read as state");
+	char buf[8];
+	cr_assert_lt(fgetxattr(ufd, OD_PERSIST_XATTR_LEGACY, buf, sizeof buf), 0,
+		     "the legacy attribute is still there");
+	cr_assert_eq(errno, ENODATA);
+	close(ufd);
 	teardown();
 }

@@ -235,7 +235,7 @@ kill_late() {
 # A short hold can end (and its state be removed) before a descheduled shell reads it: the
 # daemon's log line for the hold ("<path>: over its limit ... deadline=<ns>") is the fallback.
 _deadline_of() {
-	_x=$(odt xattr get "$1" user.oomdelayfs.state 2>/dev/null | sed -n 's/.*deadline=\([0-9]*\).*/\1/p')
+	_x=$(odt xattr get "$1" trusted.oomdelayfs.state 2>/dev/null | sed -n 's/.*deadline=\([0-9]*\).*/\1/p')
 	[ -n "$_x" ] || _x=$(grep -F "$1: over its limit" /tmp/oomdelayfs.log 2>/dev/null | tail -n 1 |
 		sed -n 's/.*deadline=\([0-9]*\).*/\1/p')
 	echo "$_x"

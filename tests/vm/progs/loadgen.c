@@ -438,7 +438,7 @@ static long long real_oom_kill(const char *rcg)
 static int64_t deadline_of(const char *rcg)
 {
 	char b[512];
-	ssize_t r = getxattr(rcg, "user.oomdelayfs.state", b, sizeof b - 1);
+	ssize_t r = getxattr(rcg, "trusted.oomdelayfs.state", b, sizeof b - 1);
 	if (r <= 0)
 		return 0;
 	b[r] = 0;
@@ -570,7 +570,7 @@ static void hog_manager(int id)
 				if (slurp(p, b2, sizeof b2) < 0) b2[0] = 0;
 				snprintf(p, sizeof p, "%s/memory.oom_delay_millisecs", scg);
 				if (slurp(p, b3, sizeof b3) < 0) b3[0] = 0;
-				ssize_t xn = getxattr(rcg, "user.oomdelayfs.state", xs, sizeof xs - 1);
+				ssize_t xn = getxattr(rcg, "trusted.oomdelayfs.state", xs, sizeof xs - 1);
 				xs[xn > 0 ? xn : 0] = 0;
 				for (char *c = b1; *c; c++) if (*c == '\n') *c = 0;
 				for (char *c = b2; *c; c++) if (*c == '\n') *c = 0;
@@ -603,7 +603,7 @@ static void hog_manager(int id)
 			if (slurp(p, b3, sizeof b3) < 0) b3[0] = 0;
 			snprintf(p, sizeof p, "%s/memory.oom_delay_millisecs", scg);
 			if (slurp(p, b4, sizeof b4) < 0) b4[0] = 0;
-			ssize_t xn = getxattr(rcg, "user.oomdelayfs.state", xs, sizeof xs - 1);
+			ssize_t xn = getxattr(rcg, "trusted.oomdelayfs.state", xs, sizeof xs - 1);
 			xs[xn > 0 ? xn : 0] = 0;
 			for (char *c = b1; *c; c++) if (*c == '\n') *c = 0;
 			for (char *c = b2; *c; c++) if (*c == '\n') *c = 0;

@@ -12,7 +12,7 @@
  *       one OOM-delay trial on the REAL cgroup CGDIR (its memory.max L and delay T already set
  *       through the shadow tree): open CGDIR/memory.current, fork CMD (the hog, which joins the
  *       cgroup itself), poll memory.current every N us (default 200) until it exceeds L (t_over),
- *       then poll the xattr user.oomdelayfs.state of CGDIR for deadline=<ns> (every N us), then
+ *       then poll the xattr trusted.oomdelayfs.state of CGDIR for deadline=<ns> (every N us), then
  *       wait for the hog's death with a pidfd (t_dead; waitpid reaps it). All times on
  *       CLOCK_BOOTTIME, the daemon's clock. Prints
  *           detect_ms=D late_ms=K over_ns=.. deadline_ns=.. dead_ns=.. sig=S
@@ -236,7 +236,7 @@ static int cmd_trial(int argc, char **argv)
 	/* the daemon's deadline */
 	while (!err) {
 		char b[512];
-		ssize_t r = getxattr(cg, "user.oomdelayfs.state", b, sizeof b - 1);
+		ssize_t r = getxattr(cg, "trusted.oomdelayfs.state", b, sizeof b - 1);
 		if (r > 0) {
 			b[r] = 0;
 			char *d = strstr(b, "deadline=");
@@ -248,7 +248,7 @@ static int cmd_trial(int argc, char **argv)
 			break;
 		}
 		if (ns_of(CLOCK_BOOTTIME) > end) {
-			err = "no deadline in user.oomdelayfs.state";
+			err = "no deadline in trusted.oomdelayfs.state";
 			break;
 		}
 		sleep_us(poll_us);

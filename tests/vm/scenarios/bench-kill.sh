@@ -2,7 +2,7 @@
 # over N = 100 trials in each kill mode (kernel: memory.max back to L; group: cgroup.kill). Each trial: a fresh cgroup (shadow mkdir) with L = 32 MiB and T = 200 ms set
 # through the shadow tree; readlat trial forks a hog (odt hog 128) into it and, on CLOCK_BOOTTIME:
 #   - polls the real memory.current every 200 us until it exceeds L (t_over),
-#   - reads the daemon's deadline from user.oomdelayfs.state (onset = deadline - T),
+#   - reads the daemon's deadline from trusted.oomdelayfs.state (onset = deadline - T),
 #   - waits for the hog's death on a pidfd (t_dead).
 # detection = onset - t_over (ms; the daemon may see the crossing before the poller: negative);
 # kill lateness = t_dead - deadline (ms). Prints one BENCH line per trial and, per mode,

@@ -25,7 +25,7 @@ setup() { # setup ROUND: the three cgroups, a hog held in h and d
 	wait_for 30000 uoom "/shadow${OOMD_CG#$CGROOT}/$1d" || fail "$1d: no hold within 30 s"
 	wait_for 8000 frozen "$OOMD_CG/$1h" || fail "$1h: not frozen within 8 s (freeze margin 1M)"
 	for n in i h d; do
-		odt xattr get "$OOMD_CG/$1$n" user.oomdelayfs.state >/dev/null 2>&1 || fail "$1$n: no persisted state while managed"
+		odt xattr get "$OOMD_CG/$1$n" trusted.oomdelayfs.state >/dev/null 2>&1 || fail "$1$n: no persisted state while managed"
 		[ "$(cat "$OOMD_CG/$1$n/memory.max")" = $((L + 64 * MiB)) ] || fail "$1$n: real memory.max $(cat "$OOMD_CG/$1$n/memory.max") while managed, not L + ceiling"
 	done
 }
@@ -35,8 +35,8 @@ check_back() { # check_back ROUND WHAT: every cgroup handed back; held hogs kill
 		[ "$(cat "$cg/memory.max")" = "$L" ] || fail "$2: $1$n real memory.max $(cat "$cg/memory.max"), not L"
 		[ "$(cat "$cg/memory.high")" = "$H" ] || fail "$2: $1$n real memory.high $(cat "$cg/memory.high"), not the user's $H"
 		wait_for 3000 thawed "$cg" || fail "$2: $1$n still frozen"
-		if odt xattr get "$cg" user.oomdelayfs.state >/dev/null 2>&1; then
-			fail "$2: $1$n state xattr still there: $(odt xattr get "$cg" user.oomdelayfs.state)"
+		if odt xattr get "$cg" trusted.oomdelayfs.state >/dev/null 2>&1; then
+			fail "$2: $1$n state xattr still there: $(odt xattr get "$cg" trusted.oomdelayfs.state)"
 		fi
 	done
 	wait_for 5000 dead "$HH" || fail "$2: the held hog of $1h survived the hand-back (usage $(current "$OOMD_CG/$1h"))"

@@ -29,7 +29,7 @@ for i in $(seq 1 $N); do
 	[ "$h" = "$L" ] || miss=$((miss + 1))
 done
 [ "$miss" = 0 ] || fail "$miss of $N cgroups without real memory.high = L before the restart"
-odt xattr get "$p/c$N" user.oomdelayfs.state | grep -q 'delay=5000' || fail "c$N: no persisted T"
+odt xattr get "$p/c$N" trusted.oomdelayfs.state | grep -q 'delay=5000' || fail "c$N: no persisted T"
 kill -KILL "$DAEMON_PID"
 wait_for 5000 dead "$DAEMON_PID" || fail "daemon alive after SIGKILL"
 wait "$DAEMON_PID" 2>/dev/null

@@ -17,7 +17,7 @@ k0=$(evkey "$cg" oom_kill)
 start_hog "$cg" 200
 wait_for 30000 uoom "$s" || fail "no hold within 30 s: $(hold_state "$cg" "$s")"
 wait_for 7000 frozen "$cg" || fail "the held cgroup was not frozen within 7 s (freeze margin 1M); usage $(mib "$(current "$cg")") MiB"
-odt xattr get "$cg" user.oomdelayfs.state | grep -q 'frozen=1' || fail "persisted state does not say frozen: $(odt xattr get "$cg" user.oomdelayfs.state)"
+odt xattr get "$cg" trusted.oomdelayfs.state | grep -q 'frozen=1' || fail "persisted state does not say frozen: $(odt xattr get "$cg" trusted.oomdelayfs.state)"
 dl=$(deadline_ns "$cg")
 kill_daemon
 left=$(ms_left "$dl")
@@ -36,7 +36,7 @@ tt=$(pressure now)
 wait_for 5000 dead "$HOG_PID" || fail "hog alive 5 s after the kill"
 [ "$(cat "$cg/memory.max")" = "$L" ] || fail "real memory.max $(cat "$cg/memory.max") after the hold, not L"
 [ "$(cat "$s/memory.oom_delay_millisecs")" = 0 ] || fail "T not 0 after the hold"
-odt xattr get "$cg" user.oomdelayfs.state >/dev/null 2>&1 && fail "state still persisted after the hold ended: $(odt xattr get "$cg" user.oomdelayfs.state)"
+odt xattr get "$cg" trusted.oomdelayfs.state >/dev/null 2>&1 && fail "state still persisted after the hold ended: $(odt xattr get "$cg" trusted.oomdelayfs.state)"
 stop_daemon
 pass "frozen cgroup, SIGKILL ${left} ms before the deadline, which passed while dead: killed $(awk -v a="$tk" -v b="$tr" 'BEGIN{printf "%.1f", a-b}') ms" \
 	"after the restart began, thaw seen by +$(awk -v a="$tt" -v b="$tr" 'BEGIN{printf "%.1f", a-b}') ms; memory.max = L, state removed"
