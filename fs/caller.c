@@ -73,6 +73,8 @@ static bool next_number(const char **p, guint base, guint64 *v)
 {
 	while (**p == ' ' || **p == '\t')
 		(*p)++;
+	if (!g_ascii_isxdigit(**p))
+		return false; /* strtoull would skip the newline into the next field */
 	char *end;
 	*v = g_ascii_strtoull(*p, &end, base);
 	if (end == *p)
