@@ -1,25 +1,23 @@
-/* caller.c — open a real file as the FUSE caller would have opened it.
+/* caller.c — who the FUSE caller is, and opening a real file as it would.
  *
- * The kernel judges a write to cgroup.procs/cgroup.threads by the open file,
- * not by the writer: since 5.16 (CVE-2021-4197, cgroup_file_open storing
- * ctx->ns, __cgroup_procs_write overriding creds with of->file->f_cred) the
- * delegation check uses the opener's credentials and the namespace boundary
- * (nsdelegate) uses the opener's cgroup namespace. PSI triggers are judged by
- * the opener's CAP_SYS_RESOURCE (cgroup_pressure_write, 6.5+). So the daemon
- * opens the real file on the FUSE worker thread while that thread carries the
- * caller's fsuid, fsgid, supplementary groups, effective capabilities and
- * cgroup namespace: the kernel then records exactly the caller in f_cred and
- * ctx->ns, and every later write through that descriptor is checked by the
- * kernel itself, whoever writes.
+ * fs_caller_new() is the one reader of the caller: the thread of the request
+ * (fuse_req_ctx: its fsuid/fsgid and tid in our pid namespace), read through one
+ * O_PATH descriptor of /proc/<tid>. That descriptor pins the task's struct pid:
+ * a reused number cannot answer the reads for someone else (they fail, ESRCH).
+ * One read of status gives fsuid/fsgid (checked against the request's: a thread
+ * that changed identity since is a nobody), groups, CapEff and NSpid; the
+ * namespaces are compared with the worker thread's own.
  *
- * Every switch is a raw system call: glibc's setgroups (and setuid family)
- * broadcast to all threads, and credentials and the cgroup namespace
- * (setns(CLONE_NEWCGROUP) swaps current->nsproxy) are per thread.
+ * fs_caller_open() opens on the calling worker thread while it is in the
+ * caller's cgroup namespace (setns(CLONE_NEWCGROUP) swaps current->nsproxy,
+ * per thread), with the caller's identity or with the daemon's own. Identity
+ * switches are raw system calls: glibc's setgroups and setuid family broadcast
+ * to every thread.
  *
  * Where we cannot reproduce the caller exactly we give fewer rights, never
- * more: an unknown caller (pid 0: a thread in a pid namespace the mount
- * cannot see) cannot open for writing at all; capabilities held in a user
- * namespace other than ours are dropped (they would count in ours).
+ * more: an unknown or unreadable caller opens nothing for writing (EACCES);
+ * capabilities held in a user namespace other than ours are dropped from an
+ * identity open (they would count in ours).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,91 +32,204 @@
 
 #include "fs_private.h"
 
-typedef struct {
-	uid_t uid;
-	gid_t gid;
-	GArray *groups;   /* gid_t */
-	uint64_t cap_eff; /* in our user namespace; 0 when the caller is in another */
-	int cgns;         /* the caller's cgroup namespace, -1 when it is ours */
-} caller_id;
+/* The inode of ns/<name> at dirfd (a /proc/<tid> directory); 0 when unreadable. */
+static ino_t ns_ino_at(int dirfd, const char *name, dev_t *dev)
+{
+	char path[32];
+	snprintf(path, sizeof path, "ns/%s", name);
+	struct stat st;
+	if (fstatat(dirfd, path, &st, 0) < 0)
+		return 0;
+	if (dev)
+		*dev = st.st_dev;
+	return st.st_ino;
+}
 
 static bool same_ns(int dirfd, const char *name)
 {
-	struct stat a, b;
+	dev_t a = 0, b = 0;
+	ino_t theirs = ns_ino_at(dirfd, name, &a);
 	char self[64];
 	snprintf(self, sizeof self, "/proc/thread-self/ns/%s", name);
-	char theirs[32];
-	snprintf(theirs, sizeof theirs, "ns/%s", name);
-	return fstatat(dirfd, theirs, &a, 0) == 0 && stat(self, &b) == 0 && a.st_ino == b.st_ino &&
-	       a.st_dev == b.st_dev;
+	struct stat st;
+	if (!theirs || stat(self, &st) < 0)
+		return false;
+	b = st.st_dev;
+	return theirs == st.st_ino && a == b;
 }
 
-/* Fills id from /proc/<tid> of the caller; 0 or errno (ESRCH: gone or unknown). */
-static int caller_read(const struct fuse_ctx *ctx, caller_id *id)
+/* Where the value of "<key>" starts in a /proc status text; NULL without one. */
+static const char *status_field(const char *status, const char *key)
 {
-	id->uid = ctx->uid;
-	id->gid = ctx->gid;
-	id->groups = g_array_new(FALSE, FALSE, sizeof(gid_t));
-	id->cap_eff = 0;
-	id->cgns = -1;
+	size_t klen = strlen(key);
+	for (const char *p = status; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, key, klen) == 0)
+			return p + klen;
+	return NULL;
+}
+
+/* The next number of a status value at *p, moving *p past it; false at its end. */
+static bool next_number(const char **p, guint base, guint64 *v)
+{
+	while (**p == ' ' || **p == '\t')
+		(*p)++;
+	if (!g_ascii_isxdigit(**p))
+		return false; /* strtoull would skip the newline into the next field */
+	char *end;
+	*v = g_ascii_strtoull(*p, &end, base);
+	if (end == *p)
+		return false;
+	*p = end;
+	return true;
+}
+
+int fs_status_nspid(const char *status, pid_t *out, int max)
+{
+	const char *p = status_field(status, "NSpid:");
+	int n = 0;
+	guint64 v;
+	while (p && n < max && next_number(&p, 10, &v))
+		out[n++] = (pid_t)v;
+	return n;
+}
+
+/* The fourth id of "Uid:"/"Gid:" (real, effective, saved, file system). */
+static bool status_fsid(const char *status, const char *key, guint64 *id)
+{
+	const char *p = status_field(status, key);
+	for (int i = 0; i < 4; i++)
+		if (!p || !next_number(&p, 10, id))
+			return false;
+	return true;
+}
+
+static char *read_at(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	GString *s = g_string_new(NULL);
+	char buf[4096];
+	ssize_t n;
+	while ((n = read(fd, buf, sizeof buf)) > 0)
+		g_string_append_len(s, buf, n);
+	close(fd);
+	if (n < 0 || s->len == 0) {
+		g_string_free(s, TRUE);
+		return NULL;
+	}
+	return g_string_free(s, FALSE);
+}
+
+static void make_nobody(fs_caller *c)
+{
+	c->known = false;
+	g_array_set_size(c->groups, 0);
+	c->cap_eff = 0;
+	c->init_userns = false;
+	if (c->cgns >= 0)
+		close(c->cgns);
+	c->cgns = -1;
+}
+
+fs_caller *fs_caller_new(fuse_req_t req)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	fs_caller *c = g_new0(fs_caller, 1);
+	c->groups = g_array_new(FALSE, FALSE, sizeof(gid_t));
+	c->tid = ctx->pid;
+	c->procfd = -1;
+	c->cgns = -1;
+	c->fsuid = ctx->uid;
+	c->fsgid = ctx->gid;
 	if (ctx->pid <= 0)
-		return ESRCH;
-	/* One descriptor pins the caller's struct pid: a reused number cannot
-	 * answer the reads below for someone else (they fail with ESRCH). */
+		return c; /* a thread in a pid namespace the mount cannot see: nobody */
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d", (int)ctx->pid);
-	int dirfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0)
-		return ESRCH;
-	int err = 0;
-	g_autoptr(GString) status = g_string_new(NULL);
-	int sfd = openat(dirfd, "status", O_RDONLY | O_CLOEXEC);
-	if (sfd >= 0) {
-		char buf[4096];
-		ssize_t n;
-		while ((n = read(sfd, buf, sizeof buf)) > 0)
-			g_string_append_len(status, buf, n);
-		close(sfd);
+	c->procfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (c->procfd < 0)
+		return c;
+	g_autofree char *status = read_at(c->procfd, "status");
+	if (!status)
+		return c;
+	/* the pid namespace says only what the caller can see: kept for a nobody too */
+	c->pidns = ns_ino_at(c->procfd, "pid", NULL);
+	c->pidns_ours = same_ns(c->procfd, "pid");
+	pid_t chain[FS_MAX_NS_DEPTH];
+	c->pidns_depth = fs_status_nspid(status, chain, FS_MAX_NS_DEPTH);
+
+	guint64 v;
+	bool uid_ok = status_fsid(status, "Uid:", &v) && v == ctx->uid;
+	bool gid_ok = status_fsid(status, "Gid:", &v) && v == ctx->gid;
+	const char *p = status_field(status, "Groups:");
+	while (p && next_number(&p, 10, &v)) {
+		gid_t g = (gid_t)v;
+		g_array_append_val(c->groups, g);
 	}
-	if (status->len == 0) {
-		err = ESRCH;
-		goto out;
+	p = status_field(status, "CapEff:");
+	if (p && next_number(&p, 16, &v))
+		c->cap_eff = v;
+	c->init_userns = same_ns(c->procfd, "user");
+	c->known = uid_ok && gid_ok;
+	if (c->known && !same_ns(c->procfd, "cgroup")) {
+		c->cgns = openat(c->procfd, "ns/cgroup", O_RDONLY | O_CLOEXEC);
+		c->known = c->cgns >= 0; /* its namespace unknown: where would it write? */
 	}
-	const char *g = strstr(status->str, "\nGroups:");
-	if (g) {
-		const char *p = g + 8;
-		char *end;
-		for (;;) {
-			while (*p == ' ' || *p == '\t')
-				p++;
-			guint64 v = g_ascii_strtoull(p, &end, 10);
-			if (end == p)
-				break;
-			gid_t gid = (gid_t)v;
-			g_array_append_val(id->groups, gid);
-			p = end;
-		}
-	}
-	const char *c = strstr(status->str, "\nCapEff:");
-	uint64_t caps = c ? g_ascii_strtoull(c + 8, NULL, 16) : 0;
-	if (same_ns(dirfd, "user"))
-		id->cap_eff = caps;
-	if (!same_ns(dirfd, "cgroup")) {
-		id->cgns = openat(dirfd, "ns/cgroup", O_RDONLY | O_CLOEXEC);
-		if (id->cgns < 0)
-			err = errno == ENOENT ? ESRCH : errno;
-	}
-out:
-	close(dirfd);
-	return err;
+	if (!c->known)
+		make_nobody(c);
+	return c;
 }
 
-static void caller_clear(caller_id *id)
+void fs_caller_free(fs_caller *c)
 {
-	g_array_unref(id->groups);
-	if (id->cgns >= 0)
-		close(id->cgns);
+	if (!c)
+		return;
+	g_array_unref(c->groups);
+	if (c->cgns >= 0)
+		close(c->cgns);
+	if (c->procfd >= 0)
+		close(c->procfd);
+	g_free(c);
 }
+
+char *fs_caller_read(const fs_caller *c, const char *name)
+{
+	return c->procfd >= 0 ? read_at(c->procfd, name) : NULL;
+}
+
+/* ---- the cgroup namespace ---- */
+
+/* Puts this thread into c's cgroup namespace: 0 and *back (our namespace to
+ * return to; -1 when c's is ours and nothing was entered), or errno. */
+static int cgns_enter(const fs_caller *c, int *back)
+{
+	*back = -1;
+	if (c->cgns < 0)
+		return 0;
+	*back = open("/proc/thread-self/ns/cgroup", O_RDONLY | O_CLOEXEC);
+	if (*back < 0)
+		return errno;
+	if (setns(c->cgns, CLONE_NEWCGROUP) < 0) {
+		int err = errno;
+		g_message("cannot enter the cgroup namespace of pid %d: %s", (int)c->tid, g_strerror(err));
+		close(*back);
+		*back = -1;
+		return err;
+	}
+	return 0;
+}
+
+static void cgns_leave(int back)
+{
+	if (back < 0)
+		return;
+	/* never serve on in a caller's namespace */
+	if (setns(back, CLONE_NEWCGROUP) < 0)
+		g_error("cannot return to the daemon's cgroup namespace: %s", g_strerror(errno));
+	close(back);
+}
+
+/* ---- the caller's identity ---- */
 
 static int capget_self(struct __user_cap_data_struct caps[2])
 {
@@ -132,58 +243,34 @@ static int capset_self(const struct __user_cap_data_struct caps[2])
 	return (int)syscall(SYS_capset, &hdr, caps);
 }
 
-int fs_open_as_caller(fuse_req_t req, const char *path, int flags)
+/* open(2) with c's fsuid, fsgid, groups and effective capabilities (those in
+ * our user namespace), then the daemon's own again. fd or -errno. */
+static int open_with_identity(const fs_caller *c, const char *path, int flags)
 {
-	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	caller_id id;
-	int err = caller_read(ctx, &id);
-	if (err) {
-		caller_clear(&id);
-		/* a caller we cannot see gets no descriptor that could act for it */
-		return -(err == ESRCH ? EACCES : err);
-	}
-
 	gid_t saved_groups[256]; /* the daemon's own: root has a handful */
 	int nsaved = getgroups(G_N_ELEMENTS(saved_groups), saved_groups);
 	struct __user_cap_data_struct saved[2], as[2];
-	int self_cgns = id.cgns >= 0 ? open("/proc/thread-self/ns/cgroup", O_RDONLY | O_CLOEXEC) : -1;
-	if (nsaved < 0 || capget_self(saved) < 0 || (id.cgns >= 0 && self_cgns < 0)) {
-		err = errno;
-		caller_clear(&id);
-		if (self_cgns >= 0)
-			close(self_cgns);
-		return -err;
-	}
+	if (nsaved < 0 || capget_self(saved) < 0)
+		return -errno;
 	uid_t saved_fsuid = (uid_t)setfsuid((uid_t)-1);
 	gid_t saved_fsgid = (gid_t)setfsgid((gid_t)-1);
+	uint64_t caps = c->init_userns ? c->cap_eff : 0;
 
-	int fd = -1;
-	bool entered = false;
-	err = EPERM;
-	/* the namespace first: setns needs CAP_SYS_ADMIN, which the caller may lack */
-	if (id.cgns >= 0) {
-		if (syscall(SYS_setns, id.cgns, CLONE_NEWCGROUP) < 0) {
-			err = errno;
-			g_message("cannot enter the cgroup namespace of pid %d: %s", (int)ctx->pid,
-				  g_strerror(errno));
-			goto restore;
-		}
-		entered = true;
-	}
-	if (syscall(SYS_setgroups, (size_t)id.groups->len, (gid_t *)id.groups->data) < 0) {
+	int fd = -1, err = EPERM;
+	if (syscall(SYS_setgroups, (size_t)c->groups->len, (gid_t *)c->groups->data) < 0) {
 		err = errno;
 		goto restore;
 	}
-	setfsgid(id.gid);
-	setfsuid(id.uid);
+	setfsgid(c->fsgid);
+	setfsuid(c->fsuid);
 	/* setfsuid cannot report failure; read it back */
-	if ((uid_t)setfsuid((uid_t)-1) != id.uid || (gid_t)setfsgid((gid_t)-1) != id.gid)
+	if ((uid_t)setfsuid((uid_t)-1) != c->fsuid || (gid_t)setfsgid((gid_t)-1) != c->fsgid)
 		goto restore;
 	/* The caller's effective set, within what we hold (setfsuid cleared the
 	 * file-system capabilities when fsuid left 0; capset sets them exactly). */
 	memcpy(as, saved, sizeof as);
-	as[0].effective = (uint32_t)id.cap_eff & saved[0].permitted;
-	as[1].effective = (uint32_t)(id.cap_eff >> 32) & saved[1].permitted;
+	as[0].effective = (uint32_t)caps & saved[0].permitted;
+	as[1].effective = (uint32_t)(caps >> 32) & saved[1].permitted;
 	if (capset_self(as) < 0) {
 		err = errno;
 		goto restore;
@@ -191,12 +278,10 @@ int fs_open_as_caller(fuse_req_t req, const char *path, int flags)
 	fd = open(path, flags);
 	err = errno;
 restore:
-	/* capabilities first: the way back needs CAP_SYS_ADMIN and CAP_SETUID */
+	/* capabilities first: the way back needs CAP_SETUID and CAP_SETGID */
 	if (capset_self(saved) < 0)
 		g_error("cannot restore the daemon's capabilities after an open as uid %u: %s",
-			(unsigned)id.uid, g_strerror(errno));
-	if (entered && syscall(SYS_setns, self_cgns, CLONE_NEWCGROUP) < 0)
-		g_error("cannot return to the daemon's cgroup namespace: %s", g_strerror(errno));
+			(unsigned)c->fsuid, g_strerror(errno));
 	setfsuid(saved_fsuid);
 	setfsgid(saved_fsgid);
 	struct __user_cap_data_struct now[2];
@@ -205,9 +290,27 @@ restore:
 	    (uid_t)setfsuid((uid_t)-1) != saved_fsuid || capset_self(saved) < 0 ||
 	    capget_self(now) < 0 || memcmp(now, saved, sizeof now) != 0)
 		g_error("cannot restore the daemon's identity after an open as uid %u: %s",
-			(unsigned)id.uid, g_strerror(errno)); /* never serve on with a caller's rights */
-	if (self_cgns >= 0)
-		close(self_cgns);
-	caller_clear(&id);
+			(unsigned)c->fsuid, g_strerror(errno)); /* never serve on with a caller's rights */
 	return fd < 0 ? -err : fd;
+}
+
+int fs_caller_open(const fs_caller *c, const char *path, int flags, fs_open_as as)
+{
+	if (!c->known)
+		return -EACCES; /* a caller we cannot see gets no descriptor that could act for it */
+	int back;
+	/* the namespace first: setns needs CAP_SYS_ADMIN, which the caller may lack */
+	int err = cgns_enter(c, &back);
+	if (err)
+		return -err;
+	int fd;
+	if (as == FS_OPEN_AS_CALLER) {
+		fd = open_with_identity(c, path, flags);
+	} else {
+		fd = open(path, flags);
+		if (fd < 0)
+			fd = -errno;
+	}
+	cgns_leave(back);
+	return fd;
 }

@@ -87,14 +87,16 @@ static fs_file *file_open(od_shadowfs *fs, fuse_req_t req, const fs_node *n, int
 {
 	/* The kernel checked the caller against the attributes it was shown; the
 	 * daemon writes as root, so it checks again, now, against the real file. */
+	int acc = flags & O_ACCMODE;
 	int write_err = 0;
-	int r = fs_access_open(req, n, flags, &write_err);
+	/* who is calling matters for writing only: a read opens as the daemon */
+	g_autoptr(fs_caller) who = acc != O_RDONLY ? fs_caller_new(req) : NULL;
+	int r = fs_access_open(who, n, flags, &write_err);
 	if (r) {
 		*err = r;
 		return NULL;
 	}
 	fs_file *f = fs_file_new();
-	int acc = flags & O_ACCMODE;
 
 	if (n->syn) {
 		f->syn = n->syn;
@@ -118,29 +120,26 @@ static fs_file *file_open(od_shadowfs *fs, fuse_req_t req, const fs_node *n, int
 		if (n->syn)
 			oflags &= ~O_TRUNC; /* the user's value lives in the controller, not in the file */
 		fs_proc_path(path, n->fd);
-		if (n->as_caller && acc != O_RDONLY) {
-			f->fd = fs_open_as_caller(req, path, oflags | O_CLOEXEC);
-			if (f->fd < 0) {
-				*err = -f->fd;
-				f->fd = -1;
-				fs_file_unref(f);
-				return NULL;
-			}
+		if (acc == O_RDONLY) {
+			f->fd = open(path, oflags | O_CLOEXEC);
+			if (f->fd < 0)
+				f->fd = -errno;
 		} else {
-			/* a write is judged by the opener's cgroup namespace (nsdelegate) */
-			f->fd = acc == O_RDONLY ? open(path, oflags | O_CLOEXEC)
-					       : fs_open_in_caller_cgns(req, path, oflags | O_CLOEXEC);
-			if (f->fd < 0) {
-				*err = acc == O_RDONLY ? errno : -f->fd;
-				f->fd = -1;
-				fs_file_unref(f);
-				return NULL;
-			}
+			/* a write is judged by the opener's cgroup namespace (nsdelegate), and
+			 * an as_caller file's by its credentials too (fs_private.h) */
+			f->fd = fs_caller_open(who, path, oflags | O_CLOEXEC,
+					       n->as_caller ? FS_OPEN_AS_CALLER : FS_OPEN_AS_DAEMON);
+		}
+		if (f->fd < 0) {
+			*err = -f->fd;
+			f->fd = -1;
+			fs_file_unref(f);
+			return NULL;
 		}
 	}
 	/* the kernel judges writes by the opener: such files open their real ones now */
 	if (is_synthetic(n->syn) && (n->syn->flags & FS_SYN_AS_CALLER) && acc != O_RDONLY) {
-		*err = fs_synth_open_as_opener(n->syn, &f->ctx, req, flags, &f->fd, &f->ctx.fd2);
+		*err = fs_synth_open_as_opener(n->syn, &f->ctx, who, flags, &f->fd, &f->ctx.fd2);
 		if (*err) {
 			fs_file_unref(f);
 			return NULL;

@@ -71,10 +71,11 @@ typedef struct fs_synth {
 
 /* For an open with write access of a synthetic file flagged FS_SYN_AS_CALLER
  * (v1 tasks, cgroup.procs): opens the real files its writes go through now, as
- * the opener (fs_open_as_caller), into *fd (the open's backing descriptor) and
- * *fd2. 0 or errno. v1layout.c. */
-int fs_synth_open_as_opener(const fs_synth *s, const fs_synth_ctx *c, fuse_req_t req, int flags,
-			    int *fd, int *fd2);
+ * the opener (fs_caller_open, FS_OPEN_AS_CALLER), into *fd (the open's backing
+ * descriptor) and *fd2. 0 or errno. v1layout.c. */
+struct fs_caller;
+int fs_synth_open_as_opener(const fs_synth *s, const fs_synth_ctx *c, const struct fs_caller *who,
+			    int flags, int *fd, int *fd2);
 
 typedef enum { FS_MEMCG_NONE, FS_MEMCG_CHILD, FS_MEMCG_ROOT } fs_memcg_kind;
 
@@ -117,36 +118,76 @@ int fs_pid_resolve(fuse_req_t req, const char *buf, size_t len, bool threads, pi
 /* Writes the resolved pid to a real cgroup.procs/cgroup.threads: 0 or its errno. */
 int fs_pid_write(int fd, pid_t real);
 
-/* caller.c: open(2) on the calling FUSE worker thread while it carries the
- * request's caller: fsuid, fsgid, groups, effective capabilities (dropped when
- * held in another user namespace) and cgroup namespace, so the kernel records
- * the caller in the open file (f_cred, the cgroup file's ns). Blocks only as
- * open(2) and /proc reads do. fd, or -errno; -EACCES for an unknown caller
- * (FUSE pid 0). Aborts the daemon if it cannot restore its own identity. */
-int fs_open_as_caller(fuse_req_t req, const char *path, int flags);
+/* ---- the caller (caller.c) ----
+ * FUSE workers, at open and on xattr/procs requests. Reads /proc/<tid> of the
+ * request's thread (a few small files) through one pinned directory
+ * descriptor, never anything on a FUSE mount. Not on the kill path. */
 
-/* ---- the caller's rights (access.c) ---- */
+#define FS_MAX_NS_DEPTH 33 /* MAX_PID_NS_LEVEL + 1 */
 
-typedef struct fs_caller fs_caller;
-/* The request's caller from /proc/<tid>: groups, capabilities, user namespace.
- * Never NULL; an unreadable caller is a nobody (other bits, no capability). */
+typedef struct fs_caller {
+	pid_t tid;          /* the request's thread in our pid namespace; <= 0: unknown */
+	int procfd;         /* O_PATH of /proc/<tid>, pinning that task; -1 */
+	bool known;         /* /proc said who it is, and it is the request's fsuid/fsgid */
+	uid_t fsuid;
+	gid_t fsgid;
+	GArray *groups;     /* gid_t, supplementary */
+	uint64_t cap_eff;
+	bool init_userns;   /* in the daemon's user namespace (the FUSE superblock's, init's) */
+	int cgns;           /* its cgroup namespace when not ours, else -1 */
+	/* its pid namespace (also for a nobody: it only narrows what it can name) */
+	ino_t pidns;        /* 0: unknown */
+	bool pidns_ours;
+	int pidns_depth;    /* entries of its NSpid: 1 in ours */
+} fs_caller;
+
+/* The request's caller. Never NULL; a caller we cannot read, or whose fsuid or
+ * fsgid there is not the request's (it changed identity since), is a nobody:
+ * the other bits, no capability, no open for writing. */
 fs_caller *fs_caller_new(fuse_req_t req);
 void fs_caller_free(fs_caller *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(fs_caller, fs_caller_free)
+/* The content of /proc/<tid>/<name> of the caller (g_free), NULL if unreadable. */
+char *fs_caller_read(const fs_caller *c, const char *name);
+/* The pids of NSpid in a /proc status text, ours first, up to max; the count. */
+int fs_status_nspid(const char *status, pid_t *out, int max);
+
+/* open(2) on the calling worker thread while it is in the caller's cgroup
+ * namespace, so the kernel keeps that namespace in the open cgroup file
+ * (cgroup_file_open, ctx->ns) and judges nsdelegate by it at every write.
+ * Two flavours, both needed:
+ *  - FS_OPEN_AS_DAEMON: the daemon's own credentials. Pass-through writes and
+ *    the nsdelegate probe: the daemon has already decided permission
+ *    (fs_access_open), exactly, capabilities in the caller's user namespace
+ *    included (capable_wrt_inode_uidgid), which no identity switch on our
+ *    thread could reproduce (they would count in ours, so they are dropped).
+ *  - FS_OPEN_AS_CALLER: also the caller's fsuid, fsgid, groups and effective
+ *    capabilities (those in our user namespace). cgroup.procs, cgroup.threads,
+ *    v1 tasks and *.pressure: the kernel judges their writes by the opener's
+ *    f_cred (__cgroup_procs_write since 5.16, CVE-2021-4197: delegation on the
+ *    common ancestor; cgroup_pressure_write: CAP_SYS_RESOURCE), which the
+ *    daemon does not re-implement; the kernel then checks every write itself.
+ * Blocks only as open(2) and /proc reads do. fd or -errno; -EACCES for a
+ * nobody. Aborts the daemon if it cannot restore its own identity or namespace. */
+typedef enum { FS_OPEN_AS_DAEMON, FS_OPEN_AS_CALLER } fs_open_as;
+int fs_caller_open(const fs_caller *c, const char *path, int flags, fs_open_as as);
+
+/* ---- the caller's rights (access.c) ---- */
+
 /* generic_permission() of a file with attributes st, mask of R_OK/W_OK/X_OK: 0 or EACCES. */
 int fs_caller_permission(const fs_caller *c, const struct stat *st, int mask);
 /* capable(cap): the capability in the initial user namespace. */
 bool fs_caller_capable(const fs_caller *c, int cap);
-/* open(path, flags) in the caller's cgroup namespace; fd or -errno. */
-int fs_open_in_caller_cgns(fuse_req_t req, const char *path, int flags);
 /* What a write by this caller to the real file name of dirfd would meet beyond
- * permission: EPERM at its cgroup-namespace root under nsdelegate, else 0. */
-int fs_caller_cgns_write_err(fuse_req_t req, int dirfd, const char *name);
-/* At open of node n with flags: 0 or EACCES (the kernel's permission check of
- * the real file the daemon will write for the caller); *write_err is what every
- * write of this open must answer instead (0: none). */
+ * permission: EPERM at its cgroup-namespace root under nsdelegate, EACCES for
+ * a nobody, else 0. */
+int fs_caller_cgns_write_err(const fs_caller *c, int dirfd, const char *name);
+/* At open of node n with flags (c may be NULL for a read-only open): 0 or
+ * EACCES (the kernel's permission check of the real file the daemon will write
+ * for the caller); *write_err is what every write of this open must answer
+ * instead (0: none). */
 struct fs_node;
-int fs_access_open(fuse_req_t req, const struct fs_node *n, int flags, int *write_err);
+int fs_access_open(const fs_caller *c, const struct fs_node *n, int flags, int *write_err);
 /* Extended attributes: a name of the daemon's own (<ns>.oomdelayfs.*), the
  * kernel's xattr_permission() for the caller (0, EPERM, ENODATA, EACCES), and
  * whether listxattr shows the name to the caller. */

@@ -26,31 +26,14 @@
 
 #include "fs_private.h"
 
-#define FS_MAX_NS_DEPTH 33 /* MAX_PID_NS_LEVEL + 1 */
-
-/* NSpid of /proc/<path>/status: pids from our namespace inwards. Returns the count. */
+/* NSpid of /proc/<path>/status of another task: pids from our namespace
+ * inwards. Returns the count. */
 static int read_nspid(const char *status_path, pid_t *out, int max)
 {
-	FILE *f = fopen(status_path, "re");
-	if (!f)
+	g_autofree char *status = NULL;
+	if (!g_file_get_contents(status_path, &status, NULL, NULL))
 		return 0;
-	char line[512];
-	int n = 0;
-	while (fgets(line, sizeof line, f)) {
-		if (strncmp(line, "NSpid:", 6) != 0)
-			continue;
-		char *p = line + 6, *end;
-		while (n < max) {
-			long v = strtol(p, &end, 10);
-			if (end == p)
-				break;
-			out[n++] = (pid_t)v;
-			p = end;
-		}
-		break;
-	}
-	fclose(f);
-	return n;
+	return fs_status_nspid(status, out, max);
 }
 
 static bool same_ns_at(const char *ns_path, int up, ino_t want)
@@ -117,12 +100,6 @@ static pid_t translate(pid_t pid, ino_t caller_ns, int depth, bool threads)
 	return found;
 }
 
-static ino_t ns_ino(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0 ? st.st_ino : 0;
-}
-
 /* The kernel's isspace (lib/ctype.c): ASCII white space and Latin-1 NBSP. */
 static bool k_isspace(unsigned char ch)
 {
@@ -173,28 +150,20 @@ int fs_pid_resolve(fuse_req_t req, const char *buf, size_t len, bool threads, pi
 	int err = fs_pid_parse(buf, len, &pid);
 	if (err)
 		return err;
-	pid_t tid = req ? fuse_req_ctx(req)->pid : 0;
+	if (!req)
+		return ESRCH;
+	g_autoptr(fs_caller) who = fs_caller_new(req);
 	/* An unknown writer has no "itself" and no namespace to read a pid in:
 	 * nothing it writes may reach the kernel, least of all "0" (which the
 	 * kernel would read as the daemon's own thread). */
-	if (tid <= 0)
-		return ESRCH;
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/ns/pid", (int)tid);
-	ino_t theirs = ns_ino(path);
-	if (theirs == 0)
-		return ESRCH; /* gone */
+	if (who->tid <= 0 || who->pidns == 0 || who->pidns_depth <= 0)
+		return ESRCH; /* unknown, or gone */
 	if (pid == 0) {
-		*real = tid; /* for cgroup.procs the kernel moves the thread's whole process */
-	} else if (theirs == ns_ino("/proc/self/ns/pid")) {
+		*real = who->tid; /* for cgroup.procs the kernel moves the thread's whole process */
+	} else if (who->pidns_ours) {
 		*real = pid; /* same namespace: the number means what it says */
 	} else {
-		snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
-		pid_t chain[FS_MAX_NS_DEPTH];
-		int depth = read_nspid(path, chain, FS_MAX_NS_DEPTH);
-		if (depth <= 0)
-			return ESRCH;
-		*real = translate((pid_t)pid, theirs, depth, threads);
+		*real = translate((pid_t)pid, who->pidns, who->pidns_depth, threads);
 		if (*real <= 0)
 			return ESRCH; /* what find_task_by_vpid() gives the caller */
 	}
@@ -218,22 +187,15 @@ static int pids_write(const fs_synth_ctx *c, const char *buf, size_t len, bool t
 	return err ? err : fs_pid_write(c->fd, real);
 }
 
-/* Our namespace and the caller's: 0 when they are the same (or unknown: then
- * the kernel's own answer is the best there is). */
+/* The caller's pid namespace when it is not ours: 0 when they are the same
+ * (or unknown: then the kernel's own answer is the best there is). */
 static ino_t foreign_ns(fuse_req_t req, int *depth)
 {
-	pid_t tid = fuse_req_ctx(req)->pid;
-	if (tid <= 0)
+	g_autoptr(fs_caller) who = fs_caller_new(req);
+	if (who->pidns_ours || who->pidns_depth <= 0)
 		return 0;
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/ns/pid", (int)tid);
-	ino_t theirs = ns_ino(path);
-	if (theirs == 0 || theirs == ns_ino("/proc/self/ns/pid"))
-		return 0;
-	pid_t chain[FS_MAX_NS_DEPTH];
-	snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
-	*depth = read_nspid(path, chain, FS_MAX_NS_DEPTH);
-	return *depth > 0 ? theirs : 0;
+	*depth = who->pidns_depth;
+	return who->pidns;
 }
 
 /* The pid of global pid g in the caller's namespace; 0 when the caller cannot

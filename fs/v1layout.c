@@ -713,13 +713,13 @@ static int procs_read(const fs_synth_ctx *c, GString *out)
  * pids translated from the writer's pid namespace (pids.c). */
 static int tasks_write(const fs_synth_ctx *c, const char *buf, size_t len);
 
-static int pids_open(const fs_synth_ctx *c, fuse_req_t req, int flags, int *fd, int *fd2,
+static int pids_open(const fs_synth_ctx *c, const fs_caller *who, int flags, int *fd, int *fd2,
 		     bool threads)
 {
 	char path[96];
 	int acc = flags & O_ACCMODE;
 	snprintf(path, sizeof path, "/proc/self/fd/%d/cgroup.procs", c->dirfd);
-	*fd = fs_open_as_caller(req, path, acc | O_CLOEXEC);
+	*fd = fs_caller_open(who, path, acc | O_CLOEXEC, FS_OPEN_AS_CALLER);
 	if (*fd < 0) {
 		int err = -*fd;
 		*fd = -1;
@@ -727,17 +727,17 @@ static int pids_open(const fs_synth_ctx *c, fuse_req_t req, int flags, int *fd, 
 	}
 	if (threads) {
 		snprintf(path, sizeof path, "/proc/self/fd/%d/cgroup.threads", c->dirfd);
-		*fd2 = fs_open_as_caller(req, path, acc | O_CLOEXEC);
+		*fd2 = fs_caller_open(who, path, acc | O_CLOEXEC, FS_OPEN_AS_CALLER);
 		if (*fd2 < 0)
 			*fd2 = -1; /* no thread moves through this open (EACCES at write) */
 	}
 	return 0;
 }
 
-int fs_synth_open_as_opener(const fs_synth *s, const fs_synth_ctx *c, fuse_req_t req, int flags,
-			    int *fd, int *fd2)
+int fs_synth_open_as_opener(const fs_synth *s, const fs_synth_ctx *c, const fs_caller *who,
+			    int flags, int *fd, int *fd2)
 {
-	return pids_open(c, req, flags, fd, fd2, s->write == tasks_write);
+	return pids_open(c, who, flags, fd, fd2, s->write == tasks_write);
 }
 
 /* How many threads the process of global tid has; 0 if unknown. */
