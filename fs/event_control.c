@@ -1,11 +1,20 @@
 /* event_control.c — cgroup-v1 OOM listeners registered by writing
- * "<event_fd> <control_fd>" to cgroup.event_control (issue 4, deliverable 1).
+ * "<event_fd> <control_fd>" to cgroup.event_control (issue 4, deliverable 1;
+ * issue 10, deliverables 1 and 5).
  *
- * The numbers name descriptors in the *caller's* process: we reach them through
- * a pidfd of the caller's thread-group leader (the FUSE request carries a thread
- * id, and pidfd_open on 6.1 wants the leader) and pidfd_getfd. The event fd must
- * be an eventfd (EINVAL), the control fd this cgroup's shadow memory.oom_control
- * (EINVAL), a bad number EBADF — as memcg_write_event_control answered.
+ * The numbers name descriptors in the *caller's* process. They are checked in
+ * procfs before anything is taken (fdguard.h: readlink and fdinfo never call into
+ * the file's filesystem): the event fd must be an eventfd (EINVAL), the control fd
+ * this cgroup's shadow memory.oom_control (EINVAL, by fdinfo's mnt_id and ino), a
+ * bad number EBADF — as memcg_write_event_control answered. Only the eventfd is
+ * then taken (pidfd of the caller's thread-group leader, pidfd_getfd) and checked
+ * again; the control fd is never taken.
+ *
+ * Nothing a listener does delays anything: the controller's hooks and the
+ * registrations only queue work; one notifier thread writes the eventfds, each
+ * write bounded (ec_signal.h). A listener whose counter stays full is skipped, one
+ * that fills it under our write is dropped with a log line.
+ *
  * A listener is signalled on the controller's notify hook (OOM onset of its
  * cgroup or an ancestor), at once when it registers during a hold, and a last
  * time when its cgroup is removed. It is dropped with its cgroup or when its
@@ -27,17 +36,30 @@
 #include <sys/pidfd.h>
 #include <unistd.h>
 
+#include "ec_signal.h"
+#include "fdguard.h"
 #include "fs_private.h"
 
-/* Bounds: every listener holds two descriptors of ours. */
+/* Bounds. Every listener holds two descriptors of ours (its eventfd, its
+ * process's pidfd) and a few dozen bytes: FS_EC_MAX_TOTAL listeners cost 8192
+ * descriptors, well inside the daemon's RLIMIT_NOFILE (1048576 once raised) and
+ * below the request budget (fdguard.h). A process may register what a handler
+ * plausibly needs per cgroup; a uid four processes' worth; the total lets four
+ * uids exhaust theirs. Past a bound the write fails with ENOMEM: the only
+ * exhaustion memcg_write_event_control (6.1) reports is its kzalloc of the event
+ * (and mem_cgroup_oom_register_event's kmalloc), both -ENOMEM. */
 #define FS_EC_MAX_PER_CGROUP 256
 #define FS_EC_MAX_PER_PROCESS 256
+#define FS_EC_MAX_PER_UID 1024
+#define FS_EC_MAX_TOTAL 4096
 
 typedef struct {
+	gint refs;      /* the list's and each notifier batch's */
 	uint64_t id;
 	uint64_t serial; /* unique: finds the listener again after the lock was let go */
 	pid_t tgid;
-	int efd;   /* our copy of the caller's eventfd */
+	uid_t uid;      /* the registering request's: the per-uid bound */
+	int efd;   /* our copy of the caller's eventfd (verified one: closing it is safe) */
 	int pidfd; /* the caller's process: readable once it has exited */
 	bool orphan; /* its process exited; a holder of its eventfd is being looked for */
 } ec_listener;
@@ -56,34 +78,51 @@ struct ec_hook {
 	fs_evctl *e;
 };
 
-struct fs_evctl {
+/* Work for the notifier thread, the only thread that writes listeners' eventfds. */
+typedef enum { JOB_NOTIFY, JOB_SIGNAL, JOB_SYNC, JOB_STOP } ec_job_kind;
+typedef struct {
+	ec_job_kind kind;
+	uint64_t id;       /* JOB_NOTIFY: the cgroup whose listeners to signal */
+	GPtrArray *batch;  /* JOB_SIGNAL: ec_listener refs to signal once */
+	struct ec_sync *sync;
+} ec_job;
+
+struct ec_sync {
 	GMutex lock;
-	GPtrArray *all; /* ec_listener*, owned */
+	GCond cond;
+	bool done;
+};
+
+struct fs_evctl {
+	GMutex lock;    /* guards all, next_serial, stop; never held across a blocking call */
+	GPtrArray *all; /* ec_listener*, one ref each */
 	int wake;       /* eventfd: the set of pidfds changed, or stop */
 	uint64_t next_serial;
 	bool stop;
-	GThread *thread;
+	GThread *thread;   /* watches the listeners' processes */
+	GThread *notifier; /* signals them */
+	GAsyncQueue *jobs; /* ec_job*, for the notifier */
+	fs_closer *closer;
 	struct ec_hook *hook;
 };
 
 static GMutex retired_lock;
 static GPtrArray *retired; /* keeps retired hooks reachable */
 
-static void signal_efd(int efd, uint64_t id)
-{
-	uint64_t one = 1;
-	/* eventfd writes only block when the counter would pass 2^64-2 */
-	if (write(efd, &one, sizeof one) < 0 && errno != EAGAIN)
-		g_warning("cgroup %" G_GUINT64_FORMAT ": cannot signal an OOM listener: %s", id,
-			  g_strerror(errno));
-}
-
-static void listener_free(gpointer p)
+static void listener_unref(gpointer p)
 {
 	ec_listener *l = p;
+	if (!g_atomic_int_dec_and_test(&l->refs))
+		return;
 	close(l->efd);
 	close(l->pidfd);
 	g_free(l);
+}
+
+static ec_listener *listener_ref(ec_listener *l)
+{
+	g_atomic_int_inc(&l->refs);
+	return l;
 }
 
 static void kick(fs_evctl *e)
@@ -93,32 +132,136 @@ static void kick(fs_evctl *e)
 		g_warning("event_control: cannot wake the listener thread: %s", g_strerror(errno));
 }
 
-void fs_evctl_notify(fs_evctl *e, uint64_t id)
+static void push_job(fs_evctl *e, ec_job_kind kind, uint64_t id, GPtrArray *batch)
+{
+	ec_job *j = g_new0(ec_job, 1);
+	j->kind = kind;
+	j->id = id;
+	j->batch = batch;
+	g_async_queue_push(e->jobs, j);
+}
+
+/* Removes the listener with this serial, if it is still there. */
+static void drop_serial(fs_evctl *e, uint64_t serial)
 {
 	g_mutex_lock(&e->lock);
-	for (guint i = 0; i < e->all->len; i++) {
-		ec_listener *l = g_ptr_array_index(e->all, i);
-		if (l->id == id)
-			signal_efd(l->efd, id);
-	}
+	for (guint i = 0; i < e->all->len; i++)
+		if (((ec_listener *)g_ptr_array_index(e->all, i))->serial == serial) {
+			g_ptr_array_remove_index_fast(e->all, i);
+			break;
+		}
 	g_mutex_unlock(&e->lock);
+}
+
+static void signal_batch(fs_evctl *e, ec_signal *sig, GPtrArray *batch)
+{
+	bool dropped = false;
+	for (guint i = 0; i < batch->len; i++) {
+		ec_listener *l = g_ptr_array_index(batch, i);
+		switch (ec_signal_post(sig, l->efd)) {
+		case EC_SIGNAL_SENT:
+		case EC_SIGNAL_SATURATED:
+			break;
+		case EC_SIGNAL_WEDGED:
+			g_warning("cgroup %" G_GUINT64_FORMAT ": dropped the OOM listener of pid %d (uid %u):"
+				  " its eventfd stayed full for %d ms while we wrote to it", l->id,
+				  (int)l->tgid, (unsigned)l->uid, EC_SIGNAL_TIMEOUT_MS);
+			drop_serial(e, l->serial);
+			dropped = true;
+			break;
+		case EC_SIGNAL_FAILED:
+			g_warning("cgroup %" G_GUINT64_FORMAT ": cannot signal an OOM listener: %s", l->id,
+				  g_strerror(errno));
+			break;
+		}
+	}
+	if (dropped)
+		kick(e);
+}
+
+/* The notifier: hooks and registrations only queue; this thread alone writes the
+ * callers' eventfds, each write bounded by ec_signal (a full counter is skipped, a
+ * counter filled under our write interrupts it and drops the listener). */
+static gpointer notify_thread(gpointer data)
+{
+	fs_evctl *e = data;
+	ec_signal *sig = ec_signal_new();
+	if (!sig)
+		g_warning("event_control: no timer for eventfd writes (%s): a listener that fills its"
+			  " counter at the wrong moment could stall this thread", g_strerror(errno));
+	for (;;) {
+		ec_job *j = g_async_queue_pop(e->jobs);
+		ec_job_kind kind = j->kind;
+		if (kind == JOB_NOTIFY) {
+			GPtrArray *batch = g_ptr_array_new_with_free_func(listener_unref);
+			g_mutex_lock(&e->lock);
+			for (guint i = 0; i < e->all->len; i++) {
+				ec_listener *l = g_ptr_array_index(e->all, i);
+				if (l->id == j->id)
+					g_ptr_array_add(batch, listener_ref(l));
+			}
+			g_mutex_unlock(&e->lock);
+			signal_batch(e, sig, batch);
+			g_ptr_array_unref(batch);
+		} else if (kind == JOB_SIGNAL) {
+			signal_batch(e, sig, j->batch);
+			g_ptr_array_unref(j->batch);
+		} else if (kind == JOB_SYNC) {
+			g_mutex_lock(&j->sync->lock);
+			j->sync->done = true;
+			g_cond_signal(&j->sync->cond);
+			g_mutex_unlock(&j->sync->lock);
+		}
+		g_free(j);
+		if (kind == JOB_STOP)
+			break;
+	}
+	ec_signal_free(sig);
+	return NULL;
+}
+
+void fs_evctl_notify(fs_evctl *e, uint64_t id)
+{
+	push_job(e, JOB_NOTIFY, id, NULL);
 }
 
 void fs_evctl_removed(fs_evctl *e, uint64_t id)
 {
-	bool dropped = false;
+	/* Out of the list now (counts are exact at once); signalled once, later, by the
+	 * notifier: v1 listeners learn of an rmdir this way. */
+	GPtrArray *batch = g_ptr_array_new_with_free_func(listener_unref);
 	g_mutex_lock(&e->lock);
 	for (guint i = e->all->len; i-- > 0;) {
 		ec_listener *l = g_ptr_array_index(e->all, i);
 		if (l->id != id)
 			continue;
-		signal_efd(l->efd, id); /* v1 listeners learn of an rmdir this way */
+		g_ptr_array_add(batch, listener_ref(l));
 		g_ptr_array_remove_index_fast(e->all, i);
-		dropped = true;
 	}
 	g_mutex_unlock(&e->lock);
-	if (dropped)
-		kick(e);
+	if (!batch->len) {
+		g_ptr_array_unref(batch);
+		return;
+	}
+	push_job(e, JOB_SIGNAL, id, batch);
+	kick(e);
+}
+
+void fs_evctl_sync(fs_evctl *e)
+{
+	struct ec_sync s = { .done = false };
+	g_mutex_init(&s.lock);
+	g_cond_init(&s.cond);
+	ec_job *j = g_new0(ec_job, 1);
+	j->kind = JOB_SYNC;
+	j->sync = &s;
+	g_async_queue_push(e->jobs, j);
+	g_mutex_lock(&s.lock);
+	while (!s.done)
+		g_cond_wait(&s.cond, &s.lock);
+	g_mutex_unlock(&s.lock);
+	g_mutex_clear(&s.lock);
+	g_cond_clear(&s.cond);
 }
 
 size_t fs_evctl_count(fs_evctl *e, uint64_t id)
@@ -322,15 +465,31 @@ fs_evctl *fs_evctl_new(od_controller *ctl, int *err)
 		g_free(e);
 		return NULL;
 	}
+	e->closer = fs_closer_new(err);
+	if (!e->closer) {
+		close(e->wake);
+		g_free(e);
+		return NULL;
+	}
 	g_mutex_init(&e->lock);
-	e->all = g_ptr_array_new_with_free_func(listener_free);
+	e->all = g_ptr_array_new_with_free_func(listener_unref);
+	e->jobs = g_async_queue_new();
 	GError *ge = NULL;
 	e->thread = g_thread_try_new("oomd-fs-evctl", watch_thread, e, &ge);
-	if (!e->thread) {
-		g_warning("cannot start the OOM listener thread: %s", ge->message);
+	if (e->thread)
+		e->notifier = g_thread_try_new("oomd-fs-notify", notify_thread, e, &ge);
+	if (!e->notifier) {
+		g_warning("cannot start the OOM listener threads: %s", ge->message);
 		g_error_free(ge);
 		*err = EAGAIN;
+		if (e->thread) {
+			e->stop = true;
+			kick(e);
+			g_thread_join(e->thread);
+		}
+		g_async_queue_unref(e->jobs);
 		g_ptr_array_unref(e->all);
+		fs_closer_free(e->closer);
 		close(e->wake);
 		g_mutex_clear(&e->lock);
 		g_free(e);
@@ -359,12 +518,23 @@ void fs_evctl_free(fs_evctl *e)
 	g_ptr_array_add(retired, e->hook);
 	g_mutex_unlock(&retired_lock);
 
+	/* Bounded: each write the notifier has queued takes at most EC_SIGNAL_TIMEOUT_MS. */
+	push_job(e, JOB_STOP, 0, NULL);
+	g_thread_join(e->notifier);
 	g_mutex_lock(&e->lock);
 	e->stop = true;
 	g_mutex_unlock(&e->lock);
 	kick(e);
 	g_thread_join(e->thread);
+	ec_job *j;
+	while ((j = g_async_queue_try_pop(e->jobs))) {
+		if (j->batch)
+			g_ptr_array_unref(j->batch);
+		g_free(j);
+	}
+	g_async_queue_unref(e->jobs);
 	g_ptr_array_unref(e->all);
+	fs_closer_free(e->closer);
 	close(e->wake);
 	g_mutex_clear(&e->lock);
 	g_free(e);
@@ -390,28 +560,88 @@ static pid_t tgid_of(pid_t tid)
 	return tgid;
 }
 
-static bool is_eventfd(int fd)
+/* Is descriptor control_fd of process tgid this cgroup's shadow memory.oom_control?
+ * Read from procfs: never fstat a caller's descriptor (fdguard.h). 0, EBADF or EINVAL. */
+static int check_control(const fs_synth_ctx *c, pid_t tgid, int control_fd)
 {
-	char path[64], target[64];
-	fs_proc_path(path, fd);
-	ssize_t n = readlink(path, target, sizeof target - 1);
-	if (n < 0)
-		return false;
-	target[n] = 0;
-	return strcmp(target, "anon_inode:[eventfd]") == 0;
-}
-
-/* Is fd this cgroup's shadow memory.oom_control? */
-static bool is_our_control(const fs_synth_ctx *c, int fd)
-{
-	struct stat fst, dst;
-	if (fstat(fd, &fst) < 0 || fstat(c->dirfd, &dst) < 0)
-		return false;
-	if (c->fs->mnt_dev && fst.st_dev != c->fs->mnt_dev)
-		return false;
+	dev_t dev;
+	uint64_t ino;
+	int r = fs_fd_identity(tgid, control_fd, &dev, &ino);
+	if (r)
+		return r;
+	if (!c->fs->mnt_dev || dev != c->fs->mnt_dev)
+		return EINVAL;
+	/* The directory is the real cgroupfs one: fstat on it never reaches FUSE. */
+	struct stat dst;
+	if (fstat(c->dirfd, &dst) < 0)
+		return EINVAL;
 	const fs_synth *ctl = fs_synth_find("memory.oom_control");
 	uint64_t want = fs_inodes_find_synth(c->fs->inodes, dst.st_dev, dst.st_ino, ctl);
-	return want != 0 && fst.st_ino == want;
+	return want != 0 && ino == want ? 0 : EINVAL;
+}
+
+/* May one more listener of (cgroup, process, uid) be added? Called with the lock held. */
+static bool within_bounds_locked(fs_evctl *e, uint64_t id, pid_t tgid, uid_t uid)
+{
+	size_t per_cg = 0, per_proc = 0, per_uid = 0;
+	for (guint i = 0; i < e->all->len; i++) {
+		ec_listener *o = g_ptr_array_index(e->all, i);
+		per_cg += o->id == id;
+		per_proc += o->tgid == tgid;
+		per_uid += o->uid == uid;
+	}
+	return per_cg < FS_EC_MAX_PER_CGROUP && per_proc < FS_EC_MAX_PER_PROCESS &&
+	       per_uid < FS_EC_MAX_PER_UID && e->all->len < FS_EC_MAX_TOTAL;
+}
+
+/* One line per 10 s at most: a refused caller can retry in a loop. */
+static void warn_refused(uint64_t id, pid_t tgid, uid_t uid, const char *why)
+{
+	static GMutex lock;
+	static gint64 last;
+	gint64 now = g_get_monotonic_time();
+	g_mutex_lock(&lock);
+	bool quiet = last && now - last < 10 * G_USEC_PER_SEC;
+	if (!quiet)
+		last = now;
+	g_mutex_unlock(&lock);
+	if (quiet)
+		return;
+	g_warning("cgroup.event_control of cgroup %" G_GUINT64_FORMAT ": refused pid %d (uid %u): %s",
+		  id, (int)tgid, (unsigned)uid, why);
+}
+
+static bool bounds_ok(fs_evctl *e, uint64_t id, pid_t tgid, uid_t uid)
+{
+	g_mutex_lock(&e->lock);
+	bool ok = within_bounds_locked(e, id, tgid, uid);
+	g_mutex_unlock(&e->lock);
+	if (!ok)
+		warn_refused(id, tgid, uid, "listener limit reached");
+	return ok;
+}
+
+/* The caller's eventfd as a descriptor of ours, or -errno. Checked in the caller's
+ * table first (a non-eventfd is never taken), and again once ours: the caller may
+ * have put another file under that number in between. A taken descriptor that is
+ * not an eventfd goes to the closer (its close may wait for a FUSE server). */
+static int take_eventfd(fs_evctl *e, int pidfd, pid_t tgid, int event_fd)
+{
+	int r = fs_fd_is_eventfd(tgid, event_fd);
+	if (r)
+		return -r;
+	int efd = pidfd_getfd(pidfd, event_fd, 0);
+	if (efd < 0)
+		return -errno; /* EBADF: closed meanwhile; EPERM: a ptrace policy forbids us */
+	if (!fs_fd_within_budget(efd)) {
+		fs_closer_give(e->closer, efd);
+		return -EMFILE;
+	}
+	if (fs_fd_is_eventfd(0, efd) != 0) {
+		fs_closer_give(e->closer, efd);
+		return -EINVAL;
+	}
+	return efd;
 }
 
 int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_fd)
@@ -425,6 +655,12 @@ int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_f
 	pid_t tgid = rc->pid > 0 ? tgid_of(rc->pid) : -1;
 	if (tgid <= 0)
 		return ESRCH; /* the caller is gone, or lives in a pid namespace we cannot see */
+	if (fs_closer_backed_up(e->closer)) {
+		warn_refused(c->id, tgid, rc->uid, "descriptors wait to be closed");
+		return ENOMEM;
+	}
+	if (!bounds_ok(e, c->id, tgid, rc->uid))
+		return ENOMEM;
 
 	int pidfd = pidfd_open(tgid, 0);
 	if (pidfd < 0) {
@@ -432,30 +668,19 @@ int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_f
 		g_warning("cgroup.event_control: pidfd_open(%d): %s", (int)tgid, g_strerror(err));
 		return err;
 	}
-	int efd = pidfd_getfd(pidfd, event_fd, 0);
+	if (!fs_fd_within_budget(pidfd)) {
+		close(pidfd);
+		return EMFILE;
+	}
+	/* memcg_write_event_control's order: the eventfd (EBADF, EINVAL), then the control
+	 * file (EBADF), then whether it is memory.oom_control of this cgroup (EINVAL). */
+	int r = fs_fd_is_eventfd(tgid, event_fd);
+	if (!r)
+		r = check_control(c, tgid, control_fd);
+	int efd = r ? -r : take_eventfd(e, pidfd, tgid, event_fd);
 	if (efd < 0) {
-		int err = errno;
 		close(pidfd);
-		return err == EBADF ? EBADF : err; /* EPERM: a ptrace policy forbids us */
-	}
-	if (!is_eventfd(efd)) {
-		close(efd);
-		close(pidfd);
-		return EINVAL;
-	}
-	int cfd = pidfd_getfd(pidfd, control_fd, 0);
-	if (cfd < 0) {
-		int err = errno;
-		close(efd);
-		close(pidfd);
-		return err;
-	}
-	bool ok = is_our_control(c, cfd);
-	close(cfd);
-	if (!ok) {
-		close(efd);
-		close(pidfd);
-		return EINVAL;
+		return -efd;
 	}
 
 	/* Asked before taking our lock: the controller calls our hooks, never the reverse under it. */
@@ -463,30 +688,28 @@ int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_f
 	bool under_oom = c->ctl && od_controller_view(c->ctl, c->id, &v) && v.under_oom;
 
 	ec_listener *l = g_new0(ec_listener, 1);
+	l->refs = 1;
 	l->id = c->id;
 	l->tgid = tgid;
+	l->uid = rc->uid;
 	l->efd = efd;
 	l->pidfd = pidfd;
 
 	g_mutex_lock(&e->lock);
-	l->serial = ++e->next_serial;
-	size_t per_cg = 0, per_proc = 0;
-	for (guint i = 0; i < e->all->len; i++) {
-		ec_listener *o = g_ptr_array_index(e->all, i);
-		per_cg += o->id == l->id;
-		per_proc += o->tgid == l->tgid;
-	}
-	if (per_cg >= FS_EC_MAX_PER_CGROUP || per_proc >= FS_EC_MAX_PER_PROCESS) {
+	if (!within_bounds_locked(e, l->id, tgid, l->uid)) {
 		g_mutex_unlock(&e->lock);
-		g_warning("cgroup.event_control of cgroup %" G_GUINT64_FORMAT ": listener limit reached"
-			  " (pid %d)", c->id, (int)tgid);
-		listener_free(l);
-		return ENOSPC;
+		warn_refused(c->id, tgid, l->uid, "listener limit reached");
+		listener_unref(l);
+		return ENOMEM;
 	}
+	l->serial = ++e->next_serial;
 	g_ptr_array_add(e->all, l);
 	/* v1 signals at once when registered while the cgroup is under OOM */
-	if (under_oom)
-		signal_efd(l->efd, c->id);
+	if (under_oom) {
+		GPtrArray *one = g_ptr_array_new_with_free_func(listener_unref);
+		g_ptr_array_add(one, listener_ref(l));
+		push_job(e, JOB_SIGNAL, c->id, one);
+	}
 	g_mutex_unlock(&e->lock);
 	kick(e);
 	return 0;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdguard.h"
 #include "fs_private.h"
 
 fs_file *fs_file_new(void)
@@ -78,6 +79,24 @@ static void file_close(od_shadowfs *fs, fs_file *f)
 	fs_file_unref(f);
 }
 
+/* A descriptor a FUSE open made (errno set when *fd < 0): kept if its number is
+ * below the reserve the kill path needs (fdguard.h), else closed (a real cgroupfs
+ * file: its close never blocks) with EMFILE, what the caller's own open would
+ * answer at its limit. */
+static bool keep_within_budget(int *fd, int *err)
+{
+	if (*fd < 0) {
+		*err = errno;
+		return false;
+	}
+	if (fs_fd_within_budget(*fd))
+		return true;
+	close(*fd);
+	*fd = -1;
+	*err = EMFILE;
+	return false;
+}
+
 /* Builds the handle of an open of node n; *err on failure. */
 static fs_file *file_open(od_shadowfs *fs, fuse_req_t req, const fs_node *n, int flags, int *err)
 {
@@ -88,10 +107,10 @@ static fs_file *file_open(od_shadowfs *fs, fuse_req_t req, const fs_node *n, int
 		f->syn = n->syn;
 		fs_ctx_init(&f->ctx, fs, n, NULL);
 		f->ctx.dirfd = fcntl(f->ctx.dirfd, F_DUPFD_CLOEXEC, 3);
-		if (f->ctx.dirfd < 0) {
-			*err = errno;
-			g_warning("open %s of cgroup %" G_GUINT64_FORMAT ": dup: %s", n->syn->name,
-				  n->cg_id, g_strerror(errno));
+		if (!keep_within_budget(&f->ctx.dirfd, err)) {
+			if (*err != EMFILE) /* the reserve: a caller's doing, not worth a line */
+				g_warning("open %s of cgroup %" G_GUINT64_FORMAT ": dup: %s",
+					  n->syn->name, n->cg_id, g_strerror(*err));
 			fs_file_unref(f);
 			return NULL;
 		}
@@ -108,18 +127,15 @@ static fs_file *file_open(od_shadowfs *fs, fuse_req_t req, const fs_node *n, int
 		if (n->as_caller && acc != O_RDONLY) {
 			f->fd = fs_open_as_caller(req, path, oflags | O_CLOEXEC);
 			if (f->fd < 0) {
-				*err = -f->fd;
+				errno = -f->fd;
 				f->fd = -1;
-				fs_file_unref(f);
-				return NULL;
 			}
 		} else {
 			f->fd = open(path, oflags | O_CLOEXEC);
-			if (f->fd < 0) {
-				*err = errno;
-				fs_file_unref(f);
-				return NULL;
-			}
+		}
+		if (!keep_within_budget(&f->fd, err)) {
+			fs_file_unref(f);
+			return NULL;
 		}
 	}
 	if (n->syn && (n->syn->flags & FS_SYN_NOTIFY))
