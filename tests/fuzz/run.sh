@@ -9,9 +9,9 @@ build=${2:-$top/build-fuzz}
 if [ ! -f "$build/build.ninja" ]; then
 	CC=clang meson setup "$build" "$top" -Dfuzz=true -Dtests=disabled -Db_lundef=false >/dev/null
 fi
-meson compile -C "$build" tests/fuzz/fuzz_parse tests/fuzz/fuzz_engine tests/fuzz/fuzz_options >/dev/null
+meson compile -C "$build" tests/fuzz/fuzz_parse tests/fuzz/fuzz_engine tests/fuzz/fuzz_options tests/fuzz/fuzz_v1 >/dev/null
 corpus=$build/fuzz-corpus
-for t in fuzz_parse fuzz_engine fuzz_options; do
+for t in fuzz_parse fuzz_engine fuzz_options fuzz_v1; do
 	mkdir -p "$corpus/$t"
 	start=$(date +%s)
 	if ! "$build/tests/fuzz/$t" -runs="$runs" -max_len=256 "$corpus/$t" >"$build/$t.log" 2>&1; then
