@@ -297,14 +297,47 @@ static void reap_locked(fs_evctl *e, pid_t tgid, GArray *orphans)
 	}
 }
 
+/* Does process pid's fd hold o's eventfd? Then it becomes o's holder: 1, else 0. */
+static guint adopt_if_same(ec_orphan *o, pid_t self, pid_t pid, int fd)
+{
+	if (o->holder > 0 || syscall(SYS_kcmp, self, pid, KCMP_FILE, o->efd, fd) != 0)
+		return 0;
+	int pfd = pidfd_open(pid, 0);
+	if (pfd < 0)
+		return 0; /* exited meanwhile */
+	o->holder = pid;
+	o->pidfd = pfd;
+	return 1;
+}
+
 /* For each orphan: another live process holding the same eventfd (not us). One pass
- * over /proc; only eventfd descriptors are compared (kcmp). */
+ * over /proc; only eventfd descriptors are looked at. fdinfo's eventfd-id (every
+ * eventfd's own number: eventfd_show_fdinfo, 6.1 and 6.12) picks the candidate
+ * orphans, kcmp KCMP_FILE confirms: a caller that exits with 1024 listeners while
+ * others hold thousands of eventfds costs one read per eventfd, not one kcmp per
+ * pair. An orphan without an id (fdinfo unreadable) is compared with every eventfd. */
 static void find_holders(GArray *orphans)
 {
 	pid_t self = getpid();
 	DIR *proc = opendir("/proc");
 	if (!proc)
 		return;
+	/* eventfd-id -> indices of the orphans with that eventfd */
+	g_autoptr(GHashTable) by_id = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
+							     (GDestroyNotify)g_array_unref);
+	GArray *unknown = g_array_new(FALSE, FALSE, sizeof(guint)); /* orphans without an id */
+	for (guint i = 0; i < orphans->len; i++) {
+		uint64_t id;
+		GArray *into = unknown;
+		if (fs_eventfd_id(0, g_array_index(orphans, ec_orphan, i).efd, &id) == 0) {
+			into = g_hash_table_lookup(by_id, &id);
+			if (!into) {
+				into = g_array_new(FALSE, FALSE, sizeof(guint));
+				g_hash_table_insert(by_id, g_memdup2(&id, sizeof id), into);
+			}
+		}
+		g_array_append_val(into, i);
+	}
 	guint left = orphans->len;
 	struct dirent *d;
 	while (left && (d = readdir(proc))) {
@@ -327,30 +360,23 @@ static void find_holders(GArray *orphans)
 			long fd = strtol(f->d_name, &end, 10);
 			if (*end || f->d_name[0] == '.')
 				continue;
-			char target[32];
-			ssize_t n = readlinkat(dfd, f->d_name, target, sizeof target - 1);
-			if (n < 0)
+			if (fs_fd_is_eventfd((pid_t)pid, (int)fd) != 0)
 				continue;
-			target[n] = 0;
-			if (strcmp(target, "anon_inode:[eventfd]") != 0)
-				continue;
-			for (guint i = 0; i < orphans->len; i++) {
-				ec_orphan *o = &g_array_index(orphans, ec_orphan, i);
-				if (o->holder > 0)
-					continue;
-				if (syscall(SYS_kcmp, self, (pid_t)pid, KCMP_FILE, o->efd, (int)fd) != 0)
-					continue;
-				int pfd = pidfd_open((pid_t)pid, 0);
-				if (pfd < 0)
-					continue; /* exited meanwhile */
-				o->holder = (pid_t)pid;
-				o->pidfd = pfd;
-				left--;
-			}
+			uint64_t id;
+			if (fs_eventfd_id((pid_t)pid, (int)fd, &id) != 0)
+				continue; /* closed meanwhile */
+			GArray *sets[2] = { g_hash_table_lookup(by_id, &id), unknown };
+			for (int k = 0; k < 2; k++)
+				for (guint j = 0; sets[k] && j < sets[k]->len; j++) {
+					guint i = g_array_index(sets[k], guint, j);
+					left -= adopt_if_same(&g_array_index(orphans, ec_orphan, i), self,
+							      (pid_t)pid, (int)fd);
+				}
 		}
 		closedir(fds);
 	}
 	closedir(proc);
+	g_array_unref(unknown);
 }
 
 /* Follows the holders found; drops the orphans without one. */

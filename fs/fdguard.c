@@ -88,6 +88,19 @@ int fs_fd_identity(pid_t pid, int fd, dev_t *dev, uint64_t *ino)
 	return 0;
 }
 
+int fs_eventfd_id(pid_t pid, int fd, uint64_t *id)
+{
+	char path[64];
+	if (fd < 0)
+		return EBADF;
+	proc_path(path, sizeof path, pid, "fdinfo", fd);
+	g_autofree char *text = NULL;
+	if (!g_file_get_contents(path, &text, NULL, NULL))
+		return EBADF;
+	const char *p = strstr(text, "\neventfd-id:");
+	return p && sscanf(p + 13, "%" SCNu64, id) == 1 ? 0 : EINVAL;
+}
+
 bool fs_fd_within_budget(int fd)
 {
 	struct rlimit rl;

@@ -21,6 +21,9 @@
 
 /* Is descriptor fd of process pid an eventfd? 0 yes, EINVAL no, EBADF no such fd. */
 int fs_fd_is_eventfd(pid_t pid, int fd);
+/* The eventfd-id fdinfo shows for an eventfd (eventfd_show_fdinfo: unique per
+ * eventfd, shared by its duplicates). 0, EBADF or EINVAL. */
+int fs_eventfd_id(pid_t pid, int fd, uint64_t *id);
 /* The device (of its mount) and inode number of descriptor fd of process pid:
  * fdinfo's mnt_id looked up in pid's mountinfo. 0, EBADF (no such fd) or EINVAL. */
 int fs_fd_identity(pid_t pid, int fd, dev_t *dev, uint64_t *ino);

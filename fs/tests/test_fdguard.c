@@ -86,6 +86,22 @@ Test(fdguard, recognises_an_eventfd_from_procfs)
 	close(efd);
 }
 
+Test(fdguard, an_eventfd_id_is_shared_by_duplicates_only)
+{
+	int a = eventfd(0, EFD_CLOEXEC), b = eventfd(0, EFD_CLOEXEC);
+	int a2 = dup(a);
+	uint64_t ia = 0, ia2 = 1, ib = 0;
+	cr_assert_eq(fs_eventfd_id(0, a, &ia), 0);
+	cr_assert_eq(fs_eventfd_id(getpid(), a2, &ia2), 0);
+	cr_assert_eq(fs_eventfd_id(0, b, &ib), 0);
+	cr_assert_eq(ia, ia2);
+	cr_assert_neq(ia, ib);
+	cr_assert_eq(fs_eventfd_id(0, 4000, &ib), EBADF);
+	close(a2);
+	close(b);
+	close(a);
+}
+
 Test(fdguard, identity_matches_fstat)
 {
 	char tmpl[] = "/tmp/fdguard-XXXXXX";
