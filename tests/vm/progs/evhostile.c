@@ -10,10 +10,14 @@
  *       answers FLUSH or GETATTR). N times it offers a descriptor of FILE as the eventfd
  *       and N times as the control file; then registers a real eventfd (the legitimate
  *       use beside it). Never closes FILE (its close would wait for the server).
+ *   evhostile hold FILE N [--ready FILE]
+ *       opens FILE up to N times (raising its own RLIMIT_NOFILE to the hard limit first)
+ *       and keeps them open: the descriptors a caller can make the daemon hold
  *
  * Each prints one line and, once done, creates FILE of --ready, then sleeps until killed:
  *   registered <ms>                                    (wedge, closed)
  *   fusefd einval=<k>/<2N> other=<errno names> slowest=<ms> legit=<0|errno name>
+ *   held <k> of <N> stopped=<errno name|none> limit=<own RLIMIT_NOFILE>
  * Exit: 1 error, 2 usage.
  */
 #include <errno.h>
@@ -24,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -82,7 +87,7 @@ int main(int argc, char *argv[])
 	if (argc < 3)
 		goto usage;
 	const char *mode = argv[1], *cg = argv[2], *ready = NULL;
-	int nargs = strcmp(mode, "fusefd") == 0 ? 5 : 3;
+	int nargs = strcmp(mode, "fusefd") == 0 ? 5 : strcmp(mode, "hold") == 0 ? 4 : 3;
 	if (argc < nargs)
 		goto usage;
 	for (int i = nargs; i < argc; i++) {
@@ -140,8 +145,27 @@ int main(int argc, char *argv[])
 		       *other ? other : "none", slowest, legit ? strerrorname_np(legit) : "0");
 		ready_and_wait(ready);
 	}
+	if (strcmp(mode, "hold") == 0) {
+		struct rlimit rl;
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+			getrlimit(RLIMIT_NOFILE, &rl);
+		}
+		long n = atol(argv[3]), k = 0;
+		int stopped = 0;
+		for (; k < n; k++)
+			if (open(cg, O_RDONLY | O_CLOEXEC) < 0) {
+				stopped = errno;
+				break;
+			}
+		printf("held %ld of %ld stopped=%s limit=%llu\n", k, n,
+		       stopped ? strerrorname_np(stopped) : "none", (unsigned long long)rl.rlim_cur);
+		ready_and_wait(ready);
+	}
 usage:
 	fputs("usage: evhostile wedge|closed CGDIR [--ready FILE]\n"
-	      "       evhostile fusefd CGDIR FILE N [--ready FILE]\n", stderr);
+	      "       evhostile fusefd CGDIR FILE N [--ready FILE]\n"
+	      "       evhostile hold FILE N [--ready FILE]\n", stderr);
 	return 2;
 }
