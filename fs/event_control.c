@@ -17,28 +17,17 @@
  *
  * A listener is signalled on the controller's notify hook (OOM onset of its
  * cgroup or an ancestor), at once when it registers during a hold, and a last
- * time when its cgroup is removed. It is dropped with its cgroup or when its
- * process exits (its pidfd turns readable; one thread watches them all) —
- * unless another process still holds the same eventfd: v1 kept a registration
- * for as long as its eventfd lived, so a handler that registers and then
- * daemonizes (fork, the parent exits) keeps hearing. At such an exit the
- * thread looks for a holder (/proc/PID/fd, kcmp KCMP_FILE) and follows it.
+ * time when its cgroup is removed (ec_notify.c). It is dropped with its cgroup or
+ * when its process exits, unless another process holds its eventfd (ec_exit.c).
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/kcmp.h>
-#include <stdlib.h>
-#include <sys/syscall.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/pidfd.h>
 #include <unistd.h>
 
-#include "ec_signal.h"
-#include "fdguard.h"
-#include "fs_private.h"
+#include "ec_private.h"
 
 /* Bounds. Every listener holds two descriptors of ours (its eventfd, its
  * process's pidfd) and a few dozen bytes: FS_EC_MAX_TOTAL listeners cost 8192
@@ -53,416 +42,8 @@
 #define FS_EC_MAX_PER_UID 1024
 #define FS_EC_MAX_TOTAL 4096
 
-typedef struct {
-	gint refs;      /* the list's and each notifier batch's */
-	uint64_t id;
-	uint64_t serial; /* unique: finds the listener again after the lock was let go */
-	pid_t tgid;
-	uid_t uid;      /* the registering request's: the per-uid bound */
-	int efd;   /* our copy of the caller's eventfd (verified one: closing it is safe) */
-	int pidfd; /* the caller's process: readable once it has exited */
-	bool orphan; /* its process exited; a holder of its eventfd is being looked for */
-} ec_listener;
-
-/* A listener whose process exited, looked up outside the lock. */
-typedef struct {
-	uint64_t serial;
-	int efd;   /* a dup of the listener's eventfd */
-	pid_t holder;
-	int pidfd;
-} ec_orphan;
-
-/* Outlives fs_evctl, like ctlwatch's: controller.h cannot unregister hooks. */
-struct ec_hook {
-	GMutex lock;
-	fs_evctl *e;
-};
-
-/* Work for the notifier thread, the only thread that writes listeners' eventfds. */
-typedef enum { JOB_NOTIFY, JOB_SIGNAL, JOB_SYNC, JOB_STOP } ec_job_kind;
-typedef struct {
-	ec_job_kind kind;
-	uint64_t id;       /* JOB_NOTIFY: the cgroup whose listeners to signal */
-	GPtrArray *batch;  /* JOB_SIGNAL: ec_listener refs to signal once */
-	struct ec_sync *sync;
-} ec_job;
-
-struct ec_sync {
-	GMutex lock;
-	GCond cond;
-	bool done;
-};
-
-struct fs_evctl {
-	GMutex lock;    /* guards all, next_serial, stop; never held across a blocking call */
-	GPtrArray *all; /* ec_listener*, one ref each */
-	int wake;       /* eventfd: the set of pidfds changed, or stop */
-	uint64_t next_serial;
-	bool stop;
-	GThread *thread;   /* watches the listeners' processes */
-	GThread *notifier; /* signals them */
-	GAsyncQueue *jobs; /* ec_job*, for the notifier */
-	fs_closer *closer;
-	struct ec_hook *hook;
-};
-
 static GMutex retired_lock;
 static GPtrArray *retired; /* keeps retired hooks reachable */
-
-static void listener_unref(gpointer p)
-{
-	ec_listener *l = p;
-	if (!g_atomic_int_dec_and_test(&l->refs))
-		return;
-	close(l->efd);
-	close(l->pidfd);
-	g_free(l);
-}
-
-static ec_listener *listener_ref(ec_listener *l)
-{
-	g_atomic_int_inc(&l->refs);
-	return l;
-}
-
-static void kick(fs_evctl *e)
-{
-	uint64_t one = 1;
-	if (write(e->wake, &one, sizeof one) < 0 && errno != EAGAIN)
-		g_warning("event_control: cannot wake the listener thread: %s", g_strerror(errno));
-}
-
-static void push_job(fs_evctl *e, ec_job_kind kind, uint64_t id, GPtrArray *batch)
-{
-	ec_job *j = g_new0(ec_job, 1);
-	j->kind = kind;
-	j->id = id;
-	j->batch = batch;
-	g_async_queue_push(e->jobs, j);
-}
-
-/* Removes the listener with this serial, if it is still there. */
-static void drop_serial(fs_evctl *e, uint64_t serial)
-{
-	g_mutex_lock(&e->lock);
-	for (guint i = 0; i < e->all->len; i++)
-		if (((ec_listener *)g_ptr_array_index(e->all, i))->serial == serial) {
-			g_ptr_array_remove_index_fast(e->all, i);
-			break;
-		}
-	g_mutex_unlock(&e->lock);
-}
-
-static void signal_batch(fs_evctl *e, ec_signal *sig, GPtrArray *batch)
-{
-	bool dropped = false;
-	for (guint i = 0; i < batch->len; i++) {
-		ec_listener *l = g_ptr_array_index(batch, i);
-		switch (ec_signal_post(sig, l->efd)) {
-		case EC_SIGNAL_SENT:
-		case EC_SIGNAL_SATURATED:
-			break;
-		case EC_SIGNAL_WEDGED:
-			g_warning("cgroup %" G_GUINT64_FORMAT ": dropped the OOM listener of pid %d (uid %u):"
-				  " its eventfd stayed full for %d ms while we wrote to it", l->id,
-				  (int)l->tgid, (unsigned)l->uid, EC_SIGNAL_TIMEOUT_MS);
-			drop_serial(e, l->serial);
-			dropped = true;
-			break;
-		case EC_SIGNAL_FAILED:
-			g_warning("cgroup %" G_GUINT64_FORMAT ": cannot signal an OOM listener: %s", l->id,
-				  g_strerror(errno));
-			break;
-		}
-	}
-	if (dropped)
-		kick(e);
-}
-
-/* The notifier: hooks and registrations only queue; this thread alone writes the
- * callers' eventfds, each write bounded by ec_signal (a full counter is skipped, a
- * counter filled under our write interrupts it and drops the listener). */
-static gpointer notify_thread(gpointer data)
-{
-	fs_evctl *e = data;
-	ec_signal *sig = ec_signal_new();
-	if (!sig)
-		g_warning("event_control: no timer for eventfd writes (%s): a listener that fills its"
-			  " counter at the wrong moment could stall this thread", g_strerror(errno));
-	for (;;) {
-		ec_job *j = g_async_queue_pop(e->jobs);
-		ec_job_kind kind = j->kind;
-		if (kind == JOB_NOTIFY) {
-			GPtrArray *batch = g_ptr_array_new_with_free_func(listener_unref);
-			g_mutex_lock(&e->lock);
-			for (guint i = 0; i < e->all->len; i++) {
-				ec_listener *l = g_ptr_array_index(e->all, i);
-				if (l->id == j->id)
-					g_ptr_array_add(batch, listener_ref(l));
-			}
-			g_mutex_unlock(&e->lock);
-			signal_batch(e, sig, batch);
-			g_ptr_array_unref(batch);
-		} else if (kind == JOB_SIGNAL) {
-			signal_batch(e, sig, j->batch);
-			g_ptr_array_unref(j->batch);
-		} else if (kind == JOB_SYNC) {
-			g_mutex_lock(&j->sync->lock);
-			j->sync->done = true;
-			g_cond_signal(&j->sync->cond);
-			g_mutex_unlock(&j->sync->lock);
-		}
-		g_free(j);
-		if (kind == JOB_STOP)
-			break;
-	}
-	ec_signal_free(sig);
-	return NULL;
-}
-
-void fs_evctl_notify(fs_evctl *e, uint64_t id)
-{
-	push_job(e, JOB_NOTIFY, id, NULL);
-}
-
-void fs_evctl_removed(fs_evctl *e, uint64_t id)
-{
-	/* Out of the list now (counts are exact at once); signalled once, later, by the
-	 * notifier: v1 listeners learn of an rmdir this way. */
-	GPtrArray *batch = g_ptr_array_new_with_free_func(listener_unref);
-	g_mutex_lock(&e->lock);
-	for (guint i = e->all->len; i-- > 0;) {
-		ec_listener *l = g_ptr_array_index(e->all, i);
-		if (l->id != id)
-			continue;
-		g_ptr_array_add(batch, listener_ref(l));
-		g_ptr_array_remove_index_fast(e->all, i);
-	}
-	g_mutex_unlock(&e->lock);
-	if (!batch->len) {
-		g_ptr_array_unref(batch);
-		return;
-	}
-	push_job(e, JOB_SIGNAL, id, batch);
-	kick(e);
-}
-
-void fs_evctl_sync(fs_evctl *e)
-{
-	struct ec_sync s = { .done = false };
-	g_mutex_init(&s.lock);
-	g_cond_init(&s.cond);
-	ec_job *j = g_new0(ec_job, 1);
-	j->kind = JOB_SYNC;
-	j->sync = &s;
-	g_async_queue_push(e->jobs, j);
-	g_mutex_lock(&s.lock);
-	while (!s.done)
-		g_cond_wait(&s.cond, &s.lock);
-	g_mutex_unlock(&s.lock);
-	g_mutex_clear(&s.lock);
-	g_cond_clear(&s.cond);
-}
-
-size_t fs_evctl_count(fs_evctl *e, uint64_t id)
-{
-	size_t n = 0;
-	g_mutex_lock(&e->lock);
-	for (guint i = 0; i < e->all->len; i++)
-		if (((ec_listener *)g_ptr_array_index(e->all, i))->id == id)
-			n++;
-	g_mutex_unlock(&e->lock);
-	return n;
-}
-
-/* Marks the listeners of processes that have exited as orphans (still signalled,
- * out of the poll set) and queues them for the holder search. Called with the lock held. */
-static void reap_locked(fs_evctl *e, pid_t tgid, GArray *orphans)
-{
-	for (guint i = e->all->len; i-- > 0;) {
-		ec_listener *l = g_ptr_array_index(e->all, i);
-		if (l->tgid != tgid || l->orphan)
-			continue;
-		struct pollfd pf = { .fd = l->pidfd, .events = POLLIN };
-		if (poll(&pf, 1, 0) != 1)
-			continue;
-		ec_orphan o = { .serial = l->serial, .efd = fcntl(l->efd, F_DUPFD_CLOEXEC, 0),
-				.holder = -1, .pidfd = -1 };
-		if (o.efd < 0) {
-			g_ptr_array_remove_index_fast(e->all, i);
-			continue;
-		}
-		l->orphan = true;
-		g_array_append_val(orphans, o);
-	}
-}
-
-/* Does process pid's fd hold o's eventfd? Then it becomes o's holder: 1, else 0. */
-static guint adopt_if_same(ec_orphan *o, pid_t self, pid_t pid, int fd)
-{
-	if (o->holder > 0 || syscall(SYS_kcmp, self, pid, KCMP_FILE, o->efd, fd) != 0)
-		return 0;
-	int pfd = pidfd_open(pid, 0);
-	if (pfd < 0)
-		return 0; /* exited meanwhile */
-	o->holder = pid;
-	o->pidfd = pfd;
-	return 1;
-}
-
-/* For each orphan: another live process holding the same eventfd (not us). One pass
- * over /proc; only eventfd descriptors are looked at. fdinfo's eventfd-id (every
- * eventfd's own number: eventfd_show_fdinfo, 6.1 and 6.12) picks the candidate
- * orphans, kcmp KCMP_FILE confirms: a caller that exits with 1024 listeners while
- * others hold thousands of eventfds costs one read per eventfd, not one kcmp per
- * pair. An orphan without an id (fdinfo unreadable) is compared with every eventfd. */
-static void find_holders(GArray *orphans)
-{
-	pid_t self = getpid();
-	DIR *proc = opendir("/proc");
-	if (!proc)
-		return;
-	/* eventfd-id -> indices of the orphans with that eventfd */
-	g_autoptr(GHashTable) by_id = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
-							     (GDestroyNotify)g_array_unref);
-	GArray *unknown = g_array_new(FALSE, FALSE, sizeof(guint)); /* orphans without an id */
-	for (guint i = 0; i < orphans->len; i++) {
-		uint64_t id;
-		GArray *into = unknown;
-		if (fs_eventfd_id(0, g_array_index(orphans, ec_orphan, i).efd, &id) == 0) {
-			into = g_hash_table_lookup(by_id, &id);
-			if (!into) {
-				into = g_array_new(FALSE, FALSE, sizeof(guint));
-				g_hash_table_insert(by_id, g_memdup2(&id, sizeof id), into);
-			}
-		}
-		g_array_append_val(into, i);
-	}
-	guint left = orphans->len;
-	struct dirent *d;
-	while (left && (d = readdir(proc))) {
-		char *end;
-		long pid = strtol(d->d_name, &end, 10);
-		if (*end || pid <= 0 || pid == self)
-			continue;
-		char path[64];
-		snprintf(path, sizeof path, "/proc/%ld/fd", pid);
-		int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd < 0)
-			continue;
-		DIR *fds = fdopendir(dfd);
-		if (!fds) {
-			close(dfd);
-			continue;
-		}
-		struct dirent *f;
-		while (left && (f = readdir(fds))) {
-			long fd = strtol(f->d_name, &end, 10);
-			if (*end || f->d_name[0] == '.')
-				continue;
-			if (fs_fd_is_eventfd((pid_t)pid, (int)fd) != 0)
-				continue;
-			uint64_t id;
-			if (fs_eventfd_id((pid_t)pid, (int)fd, &id) != 0)
-				continue; /* closed meanwhile */
-			GArray *sets[2] = { g_hash_table_lookup(by_id, &id), unknown };
-			for (int k = 0; k < 2; k++)
-				for (guint j = 0; sets[k] && j < sets[k]->len; j++) {
-					guint i = g_array_index(sets[k], guint, j);
-					left -= adopt_if_same(&g_array_index(orphans, ec_orphan, i), self,
-							      (pid_t)pid, (int)fd);
-				}
-		}
-		closedir(fds);
-	}
-	closedir(proc);
-	g_array_unref(unknown);
-}
-
-/* Follows the holders found; drops the orphans without one. */
-static void settle_orphans(fs_evctl *e, GArray *orphans)
-{
-	find_holders(orphans);
-	g_mutex_lock(&e->lock);
-	for (guint k = 0; k < orphans->len; k++) {
-		ec_orphan *o = &g_array_index(orphans, ec_orphan, k);
-		bool found = false;
-		for (guint i = 0; i < e->all->len; i++) {
-			ec_listener *l = g_ptr_array_index(e->all, i);
-			if (l->serial != o->serial)
-				continue;
-			found = true;
-			if (o->holder > 0) {
-				close(l->pidfd);
-				l->pidfd = o->pidfd;
-				l->tgid = o->holder;
-				l->orphan = false;
-				o->pidfd = -1;
-			} else {
-				g_ptr_array_remove_index_fast(e->all, i);
-			}
-			break;
-		}
-		(void)found; /* gone with its cgroup meanwhile */
-		if (o->pidfd >= 0)
-			close(o->pidfd);
-		close(o->efd);
-	}
-	g_mutex_unlock(&e->lock);
-	g_array_set_size(orphans, 0);
-}
-
-static gpointer watch_thread(gpointer data)
-{
-	fs_evctl *e = data;
-	GArray *pfds = g_array_new(FALSE, FALSE, sizeof(struct pollfd));
-	GArray *tgids = g_array_new(FALSE, FALSE, sizeof(pid_t));
-	GArray *orphans = g_array_new(FALSE, FALSE, sizeof(ec_orphan));
-	for (;;) {
-		g_array_set_size(pfds, 0);
-		g_array_set_size(tgids, 0);
-		g_mutex_lock(&e->lock);
-		if (e->stop) {
-			g_mutex_unlock(&e->lock);
-			break;
-		}
-		struct pollfd w = { .fd = e->wake, .events = POLLIN };
-		g_array_append_val(pfds, w);
-		for (guint i = 0; i < e->all->len; i++) {
-			ec_listener *l = g_ptr_array_index(e->all, i);
-			if (l->orphan)
-				continue;
-			struct pollfd pf = { .fd = l->pidfd, .events = POLLIN };
-			g_array_append_val(pfds, pf);
-			g_array_append_val(tgids, l->tgid);
-		}
-		g_mutex_unlock(&e->lock);
-
-		if (poll((struct pollfd *)pfds->data, pfds->len, -1) < 0) {
-			if (errno != EINTR)
-				g_warning("event_control: poll failed: %s", g_strerror(errno));
-			continue;
-		}
-		struct pollfd *v = (struct pollfd *)pfds->data;
-		if (v[0].revents & POLLIN) {
-			uint64_t cnt;
-			if (read(e->wake, &cnt, sizeof cnt) < 0 && errno != EAGAIN)
-				g_warning("event_control: wake read failed: %s", g_strerror(errno));
-		}
-		/* Descriptor numbers may be stale by now; tgids are checked afresh under the lock. */
-		g_mutex_lock(&e->lock);
-		for (guint i = 1; i < pfds->len; i++)
-			if (v[i].revents)
-				reap_locked(e, g_array_index(tgids, pid_t, i - 1), orphans);
-		g_mutex_unlock(&e->lock);
-		if (orphans->len)
-			settle_orphans(e, orphans);
-	}
-	g_array_unref(orphans);
-	g_array_unref(tgids);
-	g_array_unref(pfds);
-	return NULL;
-}
 
 static void hook_notify(void *ud, uint64_t id)
 {
@@ -498,19 +79,19 @@ fs_evctl *fs_evctl_new(od_controller *ctl, int *err)
 		return NULL;
 	}
 	g_mutex_init(&e->lock);
-	e->all = g_ptr_array_new_with_free_func(listener_unref);
+	e->all = g_ptr_array_new_with_free_func(ec_listener_unref);
 	e->jobs = g_async_queue_new();
 	GError *ge = NULL;
-	e->thread = g_thread_try_new("oomd-fs-evctl", watch_thread, e, &ge);
+	e->thread = g_thread_try_new("oomd-fs-evctl", ec_watch_thread, e, &ge);
 	if (e->thread)
-		e->notifier = g_thread_try_new("oomd-fs-notify", notify_thread, e, &ge);
+		e->notifier = g_thread_try_new("oomd-fs-notify", ec_notify_thread, e, &ge);
 	if (!e->notifier) {
 		g_warning("cannot start the OOM listener threads: %s", ge->message);
 		g_error_free(ge);
 		*err = EAGAIN;
 		if (e->thread) {
 			e->stop = true;
-			kick(e);
+			ec_kick(e);
 			g_thread_join(e->thread);
 		}
 		g_async_queue_unref(e->jobs);
@@ -545,12 +126,12 @@ void fs_evctl_free(fs_evctl *e)
 	g_mutex_unlock(&retired_lock);
 
 	/* Bounded: each write the notifier has queued takes at most EC_SIGNAL_TIMEOUT_MS. */
-	push_job(e, JOB_STOP, 0, NULL);
+	ec_push_job(e, JOB_STOP, 0, NULL);
 	g_thread_join(e->notifier);
 	g_mutex_lock(&e->lock);
 	e->stop = true;
 	g_mutex_unlock(&e->lock);
-	kick(e);
+	ec_kick(e);
 	g_thread_join(e->thread);
 	ec_job *j;
 	while ((j = g_async_queue_try_pop(e->jobs))) {
@@ -725,18 +306,18 @@ int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_f
 	if (!within_bounds_locked(e, l->id, tgid, l->uid)) {
 		g_mutex_unlock(&e->lock);
 		warn_refused(c->id, tgid, l->uid, "listener limit reached");
-		listener_unref(l);
+		ec_listener_unref(l);
 		return ENOMEM;
 	}
 	l->serial = ++e->next_serial;
 	g_ptr_array_add(e->all, l);
 	/* v1 signals at once when registered while the cgroup is under OOM */
 	if (under_oom) {
-		GPtrArray *one = g_ptr_array_new_with_free_func(listener_unref);
-		g_ptr_array_add(one, listener_ref(l));
-		push_job(e, JOB_SIGNAL, c->id, one);
+		GPtrArray *one = g_ptr_array_new_with_free_func(ec_listener_unref);
+		g_ptr_array_add(one, ec_listener_ref(l));
+		ec_push_job(e, JOB_SIGNAL, c->id, one);
 	}
 	g_mutex_unlock(&e->lock);
-	kick(e);
+	ec_kick(e);
 	return 0;
 }
