@@ -37,7 +37,7 @@ static gpointer closer_thread(gpointer data)
 		if (item == STOP)
 			break;
 		close(GPOINTER_TO_INT(item) - 1); /* may block: that is what this thread is for */
-		g_atomic_int_dec_and_test(&c->pending);
+		g_atomic_int_add(&c->pending, -1);
 	}
 	/* Whatever is left was queued after the stop: close it too. */
 	gpointer item;
