@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdguard.h"
 #include "fs_private.h"
 
 fs_file *fs_file_new(void)
@@ -82,6 +83,24 @@ static void file_close(od_shadowfs *fs, fs_file *f)
 	fs_file_unref(f);
 }
 
+/* A descriptor a FUSE open made (errno set when *fd < 0): kept if its number is
+ * below the reserve the kill path needs (fdguard.h), else closed (a real cgroupfs
+ * file: its close never blocks) with EMFILE, what the caller's own open would
+ * answer at its limit. */
+static bool keep_within_budget(int *fd, int *err)
+{
+	if (*fd < 0) {
+		*err = errno;
+		return false;
+	}
+	if (fs_fd_within_budget(*fd))
+		return true;
+	close(*fd);
+	*fd = -1;
+	*err = EMFILE;
+	return false;
+}
+
 /* Builds the handle of an open of node n; *err on failure. */
 static fs_file *file_open(od_shadowfs *fs, fuse_req_t req, const fs_node *n, int flags, int *err)
 {
@@ -103,10 +122,10 @@ static fs_file *file_open(od_shadowfs *fs, fuse_req_t req, const fs_node *n, int
 		fs_ctx_init(&f->ctx, fs, n, NULL);
 		f->ctx.write_err = write_err;
 		f->ctx.dirfd = fcntl(f->ctx.dirfd, F_DUPFD_CLOEXEC, 3);
-		if (f->ctx.dirfd < 0) {
-			*err = errno;
-			g_warning("open %s of cgroup %" G_GUINT64_FORMAT ": dup: %s", n->syn->name,
-				  n->cg_id, g_strerror(errno));
+		if (!keep_within_budget(&f->ctx.dirfd, err)) {
+			if (*err != EMFILE) /* the reserve: a caller's doing, not worth a line */
+				g_warning("open %s of cgroup %" G_GUINT64_FORMAT ": dup: %s",
+					  n->syn->name, n->cg_id, g_strerror(*err));
 			fs_file_unref(f);
 			return NULL;
 		}
@@ -122,17 +141,17 @@ static fs_file *file_open(od_shadowfs *fs, fuse_req_t req, const fs_node *n, int
 		fs_proc_path(path, n->fd);
 		if (acc == O_RDONLY) {
 			f->fd = open(path, oflags | O_CLOEXEC);
-			if (f->fd < 0)
-				f->fd = -errno;
 		} else {
 			/* a write is judged by the opener's cgroup namespace (nsdelegate), and
 			 * an as_caller file's by its credentials too (fs_private.h) */
 			f->fd = fs_caller_open(who, path, oflags | O_CLOEXEC,
 					       n->as_caller ? FS_OPEN_AS_CALLER : FS_OPEN_AS_DAEMON);
+			if (f->fd < 0) {
+				errno = -f->fd;
+				f->fd = -1;
+			}
 		}
-		if (f->fd < 0) {
-			*err = -f->fd;
-			f->fd = -1;
+		if (!keep_within_budget(&f->fd, err)) {
 			fs_file_unref(f);
 			return NULL;
 		}
@@ -140,6 +159,9 @@ static fs_file *file_open(od_shadowfs *fs, fuse_req_t req, const fs_node *n, int
 	/* the kernel judges writes by the opener: such files open their real ones now */
 	if (is_synthetic(n->syn) && (n->syn->flags & FS_SYN_AS_CALLER) && acc != O_RDONLY) {
 		*err = fs_synth_open_as_opener(n->syn, &f->ctx, who, flags, &f->fd, &f->ctx.fd2);
+		if (!*err && ((f->fd >= 0 && !fs_fd_within_budget(f->fd)) ||
+			      (f->ctx.fd2 >= 0 && !fs_fd_within_budget(f->ctx.fd2))))
+			*err = EMFILE; /* file_close closes both */
 		if (*err) {
 			fs_file_unref(f);
 			return NULL;

@@ -101,6 +101,8 @@ void fs_evctl_free(fs_evctl *e);
 /* Exposed for tests and callers without hooks: what the controller's hooks do. */
 void fs_evctl_notify(fs_evctl *e, uint64_t id);
 void fs_evctl_removed(fs_evctl *e, uint64_t id);
+/* Returns once the notifier has done everything queued before the call (tests). */
+void fs_evctl_sync(fs_evctl *e);
 size_t fs_evctl_count(fs_evctl *e, uint64_t id);
 
 /* cgroup.procs / cgroup.threads writes (pids.c) */

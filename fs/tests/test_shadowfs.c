@@ -200,10 +200,13 @@ Test(shadowfs, event_control_signals_onset_and_rmdir)
 	cr_assert_eq(fs_evctl_count(fs->evctl, id), 1);
 	cr_assert_eq(drain(efd), 0, "quiet until an OOM");
 	stub_controller_notify(ctl, id);
+	fs_evctl_sync(fs->evctl);
 	cr_assert_eq(drain(efd), 1);
 	stub_controller_notify(ctl, real_ino("a/b"));
+	fs_evctl_sync(fs->evctl);
 	cr_assert_eq(drain(efd), 0, "another cgroup's onset is not ours");
 	stub_controller_removed(ctl, id);
+	fs_evctl_sync(fs->evctl);
 	cr_assert_eq(drain(efd), 1, "the rmdir signal");
 	cr_assert_eq(fs_evctl_count(fs->evctl, id), 0);
 	close(cfd);
@@ -220,7 +223,81 @@ Test(shadowfs, event_control_signals_at_once_during_a_hold)
 	cr_assert_gt(read(cfd, buf, sizeof buf), 0); /* the stub learns of "a" on first use */
 	stub_controller_set_under_oom(ctl, id, true);
 	cr_assert_eq(reg("a", efd, cfd), 0);
+	fs_evctl_sync(fs->evctl);
 	cr_assert_eq(drain(efd), 1);
+	close(cfd);
+	close(efd);
+}
+
+/* Issue 10: a blocking eventfd with its counter at 2^64-2 neither blocks the hook
+ * (the controller's thread) nor the listener registered beside it. */
+Test(shadowfs, event_control_a_full_blocking_eventfd_delays_nothing, .timeout = 30)
+{
+	SKIP_UNLESS_READY();
+	uint64_t id = real_ino("a");
+	int bad = eventfd(0, EFD_CLOEXEC); /* blocking */
+	uint64_t full = UINT64_C(0xfffffffffffffffe);
+	cr_assert_eq(write(bad, &full, sizeof full), (ssize_t)sizeof full);
+	int good = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int cfd = open_in_mnt("a/memory.oom_control", O_RDONLY);
+	cr_assert_eq(reg("a", bad, cfd), 0);
+	cr_assert_eq(reg("a", good, cfd), 0);
+	for (int i = 0; i < 3; i++) {
+		gint64 t0 = g_get_monotonic_time();
+		stub_controller_notify(ctl, id); /* what the kill path's thread calls */
+		cr_assert_lt(g_get_monotonic_time() - t0, 100000, "the hook only queues");
+		fs_evctl_sync(fs->evctl);
+		cr_assert_lt(g_get_monotonic_time() - t0, 1000000, "the notifier did not wait");
+		cr_assert_eq(drain(good), 1, "the listener beside it heard onset %d", i);
+	}
+	/* a counter that is full wakes its reader already: it stays registered */
+	cr_assert_eq(fs_evctl_count(fs->evctl, id), 2);
+	stub_controller_removed(ctl, id);
+	fs_evctl_sync(fs->evctl);
+	cr_assert_eq(drain(good), 1, "the rmdir signal");
+	close(cfd);
+	close(good);
+	close(bad);
+}
+
+/* Issue 10: the control descriptor is identified from procfs, never taken: a
+ * closed eventfd number after registration, or a control fd closed at once, change
+ * nothing; a listener keeps hearing through our own reference. */
+Test(shadowfs, event_control_survives_the_caller_closing_both)
+{
+	SKIP_UNLESS_READY();
+	uint64_t id = real_ino("a");
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int keep = dup(efd);
+	int cfd = open_in_mnt("a/memory.oom_control", O_RDONLY);
+	cr_assert_eq(reg("a", efd, cfd), 0);
+	close(cfd);
+	close(efd);
+	stub_controller_notify(ctl, id);
+	fs_evctl_sync(fs->evctl);
+	cr_assert_eq(drain(keep), 1);
+	close(keep);
+}
+
+/* Issue 10, deliverable 5: a process may hold FS_EC_MAX_PER_CGROUP listeners of one
+ * cgroup (256); the next gets ENOMEM, what memcg_write_event_control answered when it
+ * could not allocate one; other cgroups still take its registrations. */
+Test(shadowfs, event_control_bounds_answer_enomem, .timeout = 60)
+{
+	SKIP_UNLESS_READY();
+	uint64_t id = real_ino("a");
+	int cfd = open_in_mnt("a/memory.oom_control", O_RDONLY);
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	for (int i = 0; i < 256; i++)
+		cr_assert_eq(reg("a", efd, cfd), 0, "registration %d", i);
+	cr_assert_eq(reg("a", efd, cfd), ENOMEM);
+	cr_assert_eq(fs_evctl_count(fs->evctl, id), 256);
+	int cfd_b = open_in_mnt("a/b/memory.oom_control", O_RDONLY);
+	cr_assert_eq(reg("a/b", efd, cfd_b), ENOMEM, "per process: 256 in all");
+	stub_controller_removed(ctl, id);
+	fs_evctl_sync(fs->evctl);
+	cr_assert_eq(reg("a/b", efd, cfd_b), 0, "room again once they are gone");
+	close(cfd_b);
 	close(cfd);
 	close(efd);
 }

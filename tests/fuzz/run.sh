@@ -9,7 +9,7 @@ build=${2:-$top/build-fuzz}
 if [ ! -f "$build/build.ninja" ]; then
 	CC=clang meson setup "$build" "$top" -Dfuzz=true -Dtests=disabled -Db_lundef=false >/dev/null
 fi
-targets="fuzz_parse fuzz_engine fuzz_options fuzz_pid"
+targets="fuzz_parse fuzz_engine fuzz_options fuzz_pid fuzz_v1"
 # shellcheck disable=SC2086
 meson compile -C "$build" $(for t in $targets; do printf ' tests/fuzz/%s' "$t"; done) >/dev/null
 corpus=$build/fuzz-corpus

@@ -1,6 +1,10 @@
 /* hellofs - a minimal libfuse3 low-level file system with one file, /hello,
  * used by the k-fuse scenario to show that FUSE mounting works in the VM.
- * usage: hellofs MOUNTPOINT [-f] [other fuse options]  */
+ * usage: hellofs MOUNTPOINT [-f] [other fuse options]
+ * With HELLOFS_HANG=1 in the environment it never answers FLUSH (sent at each
+ * close of /hello) nor GETATTR of /hello (sent by fstat once the cached attributes
+ * expire, 1 s): whoever closes or fstats a descriptor of /hello waits until this
+ * server dies (s-listener-fusefd: the hostile caller's own server). */
 #include <errno.h>
 #include <fuse_lowlevel.h>
 #include <stdio.h>
@@ -29,10 +33,16 @@ static int hello_stat(fuse_ino_t ino, struct stat *st)
 	return 0;
 }
 
+static int hang; /* HELLOFS_HANG: leave FLUSH and GETATTR of /hello unanswered */
+
 static void hello_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct stat st;
 	(void)fi;
+	if (hang && ino == 2) {
+		fprintf(stderr, "hellofs: GETATTR of /hello left unanswered\n");
+		return; /* no reply: the kernel keeps the caller waiting */
+	}
 	if (hello_stat(ino, &st) < 0)
 		fuse_reply_err(req, ENOENT);
 	else
@@ -99,7 +109,19 @@ static void hello_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_buf(req, hello_str + off, len - (size_t)off < size ? len - (size_t)off : size);
 }
 
+static void hello_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)fi;
+	if (hang) {
+		fprintf(stderr, "hellofs: FLUSH left unanswered\n");
+		return;
+	}
+	fuse_reply_err(req, 0);
+}
+
 static const struct fuse_lowlevel_ops hello_ops = {
+	.flush = hello_flush,
 	.lookup = hello_lookup,
 	.getattr = hello_getattr,
 	.readdir = hello_readdir,
@@ -113,6 +135,8 @@ int main(int argc, char *argv[])
 	struct fuse_cmdline_opts opts;
 	int ret = 1;
 
+	const char *h = getenv("HELLOFS_HANG");
+	hang = h && strcmp(h, "1") == 0;
 	if (fuse_parse_cmdline(&args, &opts) != 0)
 		return 1;
 	if (!opts.mountpoint) {

@@ -1,0 +1,68 @@
+/* ec_private.h — what the three files of the OOM listeners share (fs/ only):
+ * event_control.c registers them, ec_notify.c signals them (the notifier thread),
+ * ec_exit.c follows their processes (the watch thread).
+ */
+#ifndef OOMD_FS_EC_PRIVATE_H
+#define OOMD_FS_EC_PRIVATE_H
+
+#include "fdguard.h"
+#include "fs_private.h"
+
+typedef struct {
+	gint refs;      /* the list's and each notifier batch's */
+	uint64_t id;
+	uint64_t serial; /* unique: finds the listener again after the lock was let go */
+	pid_t tgid;
+	uid_t uid;      /* the registering request's: the per-uid bound */
+	int efd;   /* our copy of the caller's eventfd (verified one: closing it is safe) */
+	int pidfd; /* the caller's process: readable once it has exited */
+	bool orphan; /* its process exited; a holder of its eventfd is being looked for */
+} ec_listener;
+
+/* Outlives fs_evctl, like ctlwatch's: controller.h cannot unregister hooks. */
+struct ec_hook {
+	GMutex lock;
+	fs_evctl *e;
+};
+
+/* Work for the notifier thread, the only thread that writes listeners' eventfds. */
+typedef enum { JOB_SIGNAL, JOB_SYNC, JOB_STOP } ec_job_kind;
+typedef struct {
+	ec_job_kind kind;
+	uint64_t id;       /* the cgroup (for log lines) */
+	GPtrArray *batch;  /* JOB_SIGNAL: ec_listener refs to signal once */
+	struct ec_sync *sync;
+} ec_job;
+
+struct ec_sync {
+	GMutex lock;
+	GCond cond;
+	bool done;
+};
+
+struct fs_evctl {
+	GMutex lock;    /* guards all, next_serial, stop; never held across a blocking call */
+	GPtrArray *all; /* ec_listener*, one ref each */
+	int wake;       /* eventfd: the set of pidfds changed, or stop */
+	uint64_t next_serial;
+	bool stop;
+	GThread *thread;   /* watches the listeners' processes */
+	GThread *notifier; /* signals them */
+	GAsyncQueue *jobs; /* ec_job*, for the notifier */
+	fs_closer *closer;
+	struct ec_hook *hook;
+};
+
+/* One reference more / less; the last closes its eventfd (a verified eventfd: its
+ * close never blocks) and pidfd. Any thread. */
+ec_listener *ec_listener_ref(ec_listener *l);
+void ec_listener_unref(gpointer l);
+/* Wakes the watch thread: the set of pidfds changed. Never blocks. */
+void ec_kick(fs_evctl *e);
+/* Queues a job for the notifier (takes batch). Never blocks. */
+void ec_push_job(fs_evctl *e, ec_job_kind kind, uint64_t id, GPtrArray *batch);
+/* The threads' bodies; data is the fs_evctl. */
+gpointer ec_notify_thread(gpointer data);
+gpointer ec_watch_thread(gpointer data);
+
+#endif

@@ -1,0 +1,150 @@
+/* Unit tests (no FUSE, no root) of the descriptor guards: the bounded eventfd
+ * write (ec_signal), identity from procfs, the descriptor reserve and the closer. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+#include "ec_signal.h"
+#include "fdguard.h"
+
+#define FULL UINT64_C(0xfffffffffffffffe) /* the largest count an eventfd holds */
+
+static uint64_t count_of(int efd)
+{
+	uint64_t v = 0;
+	cr_assert_eq(read(efd, &v, sizeof v), (ssize_t)sizeof v);
+	return v;
+}
+
+Test(ec_signal, posts_one)
+{
+	ec_signal *s = ec_signal_new();
+	cr_assert_not_null(s);
+	int efd = eventfd(0, EFD_CLOEXEC); /* blocking, as a hostile caller leaves it */
+	cr_assert_eq(ec_signal_post(s, efd), EC_SIGNAL_SENT);
+	cr_assert_eq(count_of(efd), 1);
+	close(efd);
+	ec_signal_free(s);
+}
+
+Test(ec_signal, skips_a_full_counter_at_once)
+{
+	ec_signal *s = ec_signal_new();
+	int efd = eventfd(0, EFD_CLOEXEC);
+	uint64_t v = FULL;
+	cr_assert_eq(write(efd, &v, sizeof v), (ssize_t)sizeof v);
+	gint64 t0 = g_get_monotonic_time();
+	cr_assert_eq(ec_signal_post(s, efd), EC_SIGNAL_SATURATED);
+	cr_assert_lt(g_get_monotonic_time() - t0, 5000, "no wait at all");
+	cr_assert_eq(count_of(efd), FULL);
+	close(efd);
+	ec_signal_free(s);
+}
+
+/* The race the poll cannot close: the counter is full when the write starts. The
+ * timer interrupts eventfd_write (EINTR, no SA_RESTART) instead of sleeping forever. */
+Test(ec_signal, a_write_into_a_full_counter_is_interrupted, .timeout = 10)
+{
+	ec_signal *s = ec_signal_new();
+	int efd = eventfd(0, EFD_CLOEXEC);
+	uint64_t v = FULL;
+	cr_assert_eq(write(efd, &v, sizeof v), (ssize_t)sizeof v);
+	for (int i = 0; i < 3; i++) { /* the timer re-arms each time */
+		gint64 t0 = g_get_monotonic_time();
+		cr_assert_eq(ec_signal_write(s, efd), EC_SIGNAL_WEDGED);
+		gint64 took = g_get_monotonic_time() - t0;
+		cr_assert_geq(took, (EC_SIGNAL_TIMEOUT_MS - 1) * 1000);
+		cr_assert_lt(took, 1000000, "returned after %" G_GINT64_FORMAT " us", took);
+	}
+	cr_assert_eq(count_of(efd), FULL, "nothing was added");
+	/* and the thread is usable afterwards: a normal write still goes through */
+	cr_assert_eq(ec_signal_post(s, efd), EC_SIGNAL_SENT);
+	cr_assert_eq(count_of(efd), 1);
+	close(efd);
+	ec_signal_free(s);
+}
+
+Test(fdguard, recognises_an_eventfd_from_procfs)
+{
+	int efd = eventfd(0, EFD_CLOEXEC);
+	int p[2];
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	cr_assert_eq(fs_fd_is_eventfd(0, efd), 0);
+	cr_assert_eq(fs_fd_is_eventfd(getpid(), efd), 0);
+	cr_assert_eq(fs_fd_is_eventfd(0, p[0]), EINVAL);
+	cr_assert_eq(fs_fd_is_eventfd(0, 4000), EBADF);
+	cr_assert_eq(fs_fd_is_eventfd(0, -1), EBADF);
+	close(p[0]);
+	close(p[1]);
+	close(efd);
+}
+
+Test(fdguard, an_eventfd_id_is_shared_by_duplicates_only)
+{
+	int a = eventfd(0, EFD_CLOEXEC), b = eventfd(0, EFD_CLOEXEC);
+	int a2 = dup(a);
+	uint64_t ia = 0, ia2 = 1, ib = 0;
+	cr_assert_eq(fs_eventfd_id(0, a, &ia), 0);
+	cr_assert_eq(fs_eventfd_id(getpid(), a2, &ia2), 0);
+	cr_assert_eq(fs_eventfd_id(0, b, &ib), 0);
+	cr_assert_eq(ia, ia2);
+	cr_assert_neq(ia, ib);
+	cr_assert_eq(fs_eventfd_id(0, 4000, &ib), EBADF);
+	close(a2);
+	close(b);
+	close(a);
+}
+
+Test(fdguard, identity_matches_fstat)
+{
+	char tmpl[] = "/tmp/fdguard-XXXXXX";
+	int fd = mkstemp(tmpl);
+	cr_assert_geq(fd, 0);
+	unlink(tmpl);
+	struct stat st;
+	cr_assert_eq(fstat(fd, &st), 0);
+	dev_t dev = 0;
+	uint64_t ino = 0;
+	cr_assert_eq(fs_fd_identity(getpid(), fd, &dev, &ino), 0);
+	cr_assert_eq(dev, st.st_dev);
+	cr_assert_eq(ino, st.st_ino);
+	cr_assert_eq(fs_fd_identity(0, 4000, &dev, &ino), EBADF);
+	close(fd);
+}
+
+Test(fdguard, the_top_of_the_table_is_reserved)
+{
+	struct rlimit rl = { .rlim_cur = 4096, .rlim_max = 4096 };
+	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	cr_assert(fs_fd_within_budget(3));
+	cr_assert(fs_fd_within_budget(4096 - FS_FD_RESERVE_MIN - 1));
+	cr_assert_not(fs_fd_within_budget(4096 - FS_FD_RESERVE_MIN));
+	cr_assert_not(fs_fd_within_budget(4095));
+	cr_assert_not(fs_fd_within_budget(-1));
+	rl.rlim_cur = 1024; /* a small limit keeps half for the daemon */
+	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	cr_assert(fs_fd_within_budget(511));
+	cr_assert_not(fs_fd_within_budget(512));
+}
+
+Test(fdguard, the_closer_closes, .timeout = 10)
+{
+	int err = 0;
+	fs_closer *c = fs_closer_new(&err);
+	cr_assert_not_null(c);
+	int p[2];
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	fs_closer_give(c, p[1]);
+	char b;
+	cr_assert_eq(read(p[0], &b, 1), 0, "EOF once the write end is closed");
+	cr_assert_not(fs_closer_backed_up(c));
+	close(p[0]);
+	fs_closer_free(c);
+}
