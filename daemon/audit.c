@@ -205,11 +205,15 @@ static void onset(od_audit *a, cg_state *s, const ev *e)
 	char left[32] = "none";
 	if (r->deadline_ns != OE_NO_DEADLINE)
 		snprintf(left, sizeof left, "%.0f", (r->deadline_ns - e->t) / 1e6);
+	char id[24], lim[24], use[24];
+	snprintf(id, sizeof id, "%" PRIu64, r->hold_id);
+	snprintf(lim, sizeof lim, "%" PRIu64, r->limit);
+	snprintf(use, sizeof use, "%" PRIu64, r->usage);
+	/* The fields before MESSAGE are plain strings; only MESSAGE is a format. */
 	g_log_structured(G_LOG_DOMAIN, G_LOG_LEVEL_MESSAGE, "MESSAGE_ID", MSGID_HOLD_START, "CGROUP",
-			 r->path, "OOMD_HOLD_ID", "%" PRIu64, r->hold_id, "OOMD_LIMIT",
-			 "%" PRIu64, r->limit, "OOMD_USAGE", "%" PRIu64, r->usage,
-			 "OOMD_DEADLINE_IN_MS", "%s", left, "OOMD_DISABLE", "%d",
-			 (int)e->v.disable, "MESSAGE",
+			 r->path, "OOMD_HOLD_ID", id, "OOMD_LIMIT", lim, "OOMD_USAGE", use,
+			 "OOMD_DEADLINE_IN_MS", left, "OOMD_DISABLE", e->v.disable ? "1" : "0",
+			 "MESSAGE",
 			 "hold %" PRIu64 " started: %s, usage %" PRIu64 " over L %" PRIu64
 			 " bytes, deadline in %s ms%s",
 			 r->hold_id, r->path, r->usage, r->limit, left,
@@ -251,11 +255,14 @@ static void finish(od_audit *a, cg_state *s, int64_t t, const oe_view *v)
 	char late[32] = "";
 	if (kill)
 		snprintf(late, sizeof late, "%.1f", done.kill_late_ns / 1e6);
+	char id[24], held[32], lis[16];
+	snprintf(id, sizeof id, "%" PRIu64, done.hold_id);
+	snprintf(held, sizeof held, "%.1f", (done.end_ns - done.onset_ns) / 1e6);
+	snprintf(lis, sizeof lis, "%u", done.listeners);
 	g_log_structured(G_LOG_DOMAIN, G_LOG_LEVEL_MESSAGE, "MESSAGE_ID", MSGID_HOLD_END, "CGROUP",
-			 done.path, "OOMD_HOLD_ID", "%" PRIu64, done.hold_id, "OOMD_END", "%s",
-			 od_end_name(done.end), "OOMD_HELD_MS", "%.1f",
-			 (done.end_ns - done.onset_ns) / 1e6, "OOMD_LISTENERS", "%u",
-			 done.listeners, "OOMD_KILL_LATENESS_MS", "%s", late, "MESSAGE",
+			 done.path, "OOMD_HOLD_ID", id, "OOMD_END", od_end_name(done.end),
+			 "OOMD_HELD_MS", held, "OOMD_LISTENERS", lis, "OOMD_KILL_LATENESS_MS", late,
+			 "MESSAGE",
 			 "hold %" PRIu64 " ended: %s, %s after %.1f ms, %u listener signals%s%s%s",
 			 done.hold_id, done.path, od_end_name(done.end),
 			 (done.end_ns - done.onset_ns) / 1e6, done.listeners,
@@ -267,8 +274,10 @@ static void broken(od_audit *a, cg_state *s)
 	g_mutex_lock(&a->lock);
 	a->st.broken_promises++;
 	g_mutex_unlock(&a->lock);
+	char id[24];
+	snprintf(id, sizeof id, "%" PRIu64, s->r.hold_id);
 	g_log_structured(G_LOG_DOMAIN, G_LOG_LEVEL_WARNING, "MESSAGE_ID", MSGID_BROKEN, "CGROUP",
-			 s->r.path, "OOMD_HOLD_ID", "%" PRIu64, s->r.hold_id, "MESSAGE",
+			 s->r.path, "OOMD_HOLD_ID", id, "MESSAGE",
 			 "hold %" PRIu64 ": broken promise, a process of %s was OOM-killed "
 			 "before the deadline", s->r.hold_id, s->r.path);
 }
