@@ -345,8 +345,9 @@ static gboolean opt_cb(const gchar *name, const gchar *value, gpointer data, GEr
 
 /* ---- the file ---- */
 
-/* GKeyFile keeps no line numbers: the line of `key` in `group` (1-based), or of the
- * first line that is neither blank, a comment, a group nor key = value (key NULL). */
+/* GKeyFile keeps no line numbers: the line (1-based) of `key` in `group`, of the
+ * header of `group` (key NULL), or of the first line that is neither blank, a
+ * comment, a group nor key = value (both NULL). 0 if there is none. */
 static int line_of(const char *text, const char *group, const char *key)
 {
 	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
@@ -361,13 +362,13 @@ static int line_of(const char *text, const char *group, const char *key)
 			const char *end = strchr(l, ']');
 			g_free(cur);
 			cur = end ? g_strndup(l + 1, (gsize)(end - l - 1)) : NULL;
-			if (!end && !key)
+			if ((!end && !key && !group) || (!key && group && g_strcmp0(cur, group) == 0))
 				return i + 1;
 			continue;
 		}
 		const char *eq = strchr(l, '=');
 		if (!eq) {
-			if (!key)
+			if (!key && !group)
 				return i + 1;
 			continue;
 		}
