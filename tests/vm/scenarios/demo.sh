@@ -20,11 +20,18 @@ uoom() { grep -q '^under_oom 1' "$1/memory.oom_control"; }
 wait_for 30000 uoom "$s" || fail "no hold within 30 s: $(hold_state "$cg" "$s")"
 say "the cgroup hit its limit and is held:"
 sed 's/^/    /' "$s/memory.oom_control"
+say "what the daemon reports (oomdelayfs status, over its socket):"
+oomdelayfs status | sed 's/^/    /'
 say "memory.oom_delay_millisecs now reads $(cat "$s/memory.oom_delay_millisecs") (one-shot); the handler raises the limit:"
 setknob "$s" memory.max 96M
 wait "$HOG_PID"; rc=$?
 say "the hog finished with exit status $rc; memory.oom_control:"
 sed 's/^/    /' "$s/memory.oom_control"
 [ "$rc" = 0 ] || fail "the hog was killed"
+ended() { oomdelayfs status | grep -q " raise "; }
+wait_for 5000 ended || fail "status has no record of the hold's end"
+say "the hold's record (oomdelayfs status) and the daemon's log lines of it:"
+oomdelayfs status | sed -n '/^HOLD/,$p' | sed 's/^/    /'
+grep -e 'hold 1 ' /tmp/oomdelayfs.log | sed 's/^/    /'
 stop_daemon
 pass "held at 32 MiB, released by raising the limit, no kill"
