@@ -38,7 +38,14 @@ typedef struct {
 	GArray *pids;      /* of pid_t, at the onset */
 	uint64_t last_oom_kill;
 	bool seen;
+	/* An end that looked like an exit or a move waits PENDING_NS for an OOM kill to
+	 * show (a delay of 0 written during the hold kills before the deadline we know). */
+	bool pending;
+	od_hold_record pend;
+	uint64_t pend_oom_kill;
 } cg_state;
+
+#define PENDING_NS (1000 * 1000000LL)
 
 struct od_audit {
 	od_controller *ctl;
@@ -50,6 +57,7 @@ struct od_audit {
 	gint stopped;
 	/* the audit thread's own */
 	GHashTable *cgs; /* &id -> cg_state* */
+	unsigned npending; /* cgroups with a pending end: only then does the thread wake by itself */
 	uint64_t next_hold;
 	/* shared with readers */
 	GMutex lock;
@@ -61,7 +69,7 @@ struct od_audit {
 const char *od_end_name(od_end e)
 {
 	static const char *const n[OD_END_N] = { "held", "raise", "exit", "move", "kill-kernel",
-						 "kill-group", "removed" };
+						 "kill-group", "kill-early", "removed" };
 	return (unsigned)e < OD_END_N ? n[e] : "?";
 }
 
@@ -220,7 +228,22 @@ static void onset(od_audit *a, cg_state *s, const ev *e)
 			 e->v.disable ? " (oom_kill_disable 1: no kill)" : "");
 }
 
-static void finish(od_audit *a, cg_state *s, int64_t t, const oe_view *v)
+static void publish(od_audit *a, const od_hold_record *r);
+
+/* A pending end becomes final: as it looked, or a kill if oom_kill has moved since. */
+static void settle(od_audit *a, cg_state *s, bool killed)
+{
+	if (!s->pending)
+		return;
+	s->pending = false;
+	a->npending--;
+	if (killed)
+		s->pend.end = OD_END_KILL_EARLY;
+	publish(a, &s->pend);
+}
+
+/* v: the view after the end (NULL: removed); prev_kills: oom_kill before it. */
+static void finish(od_audit *a, cg_state *s, int64_t t, const oe_view *v, uint64_t prev_kills)
 {
 	od_hold_record *r = &s->r;
 	r->end_ns = t;
@@ -231,6 +254,8 @@ static void finish(od_audit *a, cg_state *s, int64_t t, const oe_view *v)
 		r->end = a->mode == OE_KILL_GROUP ? OD_END_KILL_GROUP : OD_END_KILL_KERNEL;
 	else if (v->limit > r->limit)
 		r->end = OD_END_RAISE;
+	else if (v->oom_kill > prev_kills)
+		r->end = OD_END_KILL_EARLY; /* the kill is seen with the end */
 	else if (any_moved(s->pids, r->path))
 		r->end = OD_END_MOVE;
 	else
@@ -238,6 +263,25 @@ static void finish(od_audit *a, cg_state *s, int64_t t, const oe_view *v)
 	bool kill = r->end == OD_END_KILL_GROUP || r->end == OD_END_KILL_KERNEL;
 	if (kill)
 		r->kill_late_ns = t - r->deadline_ns;
+	if (v && !v->disable && (r->end == OD_END_EXIT || r->end == OD_END_MOVE)) {
+		s->pending = true;
+		a->npending++;
+		s->pend = *r;
+		s->pend_oom_kill = v->oom_kill;
+		r->hold_id = 0;
+		g_mutex_lock(&a->lock);
+		publish_open_locked(a);
+		g_mutex_unlock(&a->lock);
+		return;
+	}
+	od_hold_record done = *r;
+	r->hold_id = 0;
+	publish(a, &done);
+}
+
+static void publish(od_audit *a, const od_hold_record *r)
+{
+	bool kill = r->end == OD_END_KILL_GROUP || r->end == OD_END_KILL_KERNEL;
 	g_mutex_lock(&a->lock);
 	a->st.ended[r->end]++;
 	if (kill) {
@@ -248,8 +292,7 @@ static void finish(od_audit *a, cg_state *s, int64_t t, const oe_view *v)
 	if (a->ended->len >= KEEP_ENDED)
 		g_array_remove_index(a->ended, 0);
 	g_array_append_val(a->ended, *r);
-	od_hold_record done = *r;
-	r->hold_id = 0;
+	const od_hold_record done = *r;
 	publish_open_locked(a);
 	g_mutex_unlock(&a->lock);
 	char late[32] = "";
@@ -285,9 +328,11 @@ static void broken(od_audit *a, cg_state *s)
 static void handle(od_audit *a, const ev *e)
 {
 	cg_state *s = g_hash_table_lookup(a->cgs, &e->id);
+	if (s && s->pending)
+		settle(a, s, e->have_view && e->v.oom_kill > s->pend_oom_kill);
 	if (e->kind == EV_REMOVED) {
 		if (s && s->r.hold_id)
-			finish(a, s, e->t, NULL);
+			finish(a, s, e->t, NULL, 0);
 		if (s)
 			g_hash_table_remove(a->cgs, &e->id);
 		return;
@@ -304,12 +349,13 @@ static void handle(od_audit *a, const ev *e)
 	if (s->seen && e->v.oom_kill > s->last_oom_kill && s->r.hold_id && e->v.in_hold &&
 	    (e->t < s->r.deadline_ns - 1000000 || e->v.disable))
 		broken(a, s);
+	uint64_t prev_kills = s->last_oom_kill;
 	s->last_oom_kill = e->v.oom_kill;
 	s->seen = true;
 	if (e->v.in_hold && !s->r.hold_id)
 		onset(a, s, e);
 	else if (!e->v.in_hold && s->r.hold_id)
-		finish(a, s, e->t, &e->v);
+		finish(a, s, e->t, &e->v, prev_kills);
 	else if (s->r.hold_id)
 		s->r.deadline_ns = e->v.deadline_ns; /* a new delay written during the hold */
 	if (e->kind == EV_NOTIFY && s->r.hold_id) {
@@ -323,11 +369,29 @@ static void handle(od_audit *a, const ev *e)
 	}
 }
 
+/* Pending ends that waited long enough for a kill are final as they looked. */
+static void sweep(od_audit *a, bool all)
+{
+	int64_t now = od_now();
+	GHashTableIter it;
+	gpointer val;
+	g_hash_table_iter_init(&it, a->cgs);
+	while (g_hash_table_iter_next(&it, NULL, &val)) {
+		cg_state *s = val;
+		if (s->pending && (all || now - s->pend.end_ns >= PENDING_NS))
+			settle(a, s, false);
+	}
+}
+
 static gpointer audit_main(gpointer data)
 {
 	od_audit *a = data;
 	for (;;) {
-		ev *e = g_async_queue_pop(a->q);
+		/* Asleep until an event, unless an end waits to be settled. */
+		ev *e = a->npending ? g_async_queue_timeout_pop(a->q, 250 * 1000) : g_async_queue_pop(a->q);
+		sweep(a, e && e->kind == EV_STOP);
+		if (!e)
+			continue;
 		bool stop = e->kind == EV_STOP;
 		if (!stop)
 			handle(a, e);

@@ -12,7 +12,11 @@
  *   raise                     L (memory.max) was raised above its value at the onset
  *   move                      a process of the onset lives on in another cgroup
  *   exit                      otherwise: the processes exited or gave memory back
+ *   kill-early                an end that looked like exit or move, followed within 1 s
+ *                             by an OOM kill in the cgroup: a delay of 0 written during
+ *                             the hold (rule 6), or the kernel's own kill
  *   removed                   the cgroup was removed during the hold
+ * (exit and move are therefore reported up to 1 s after the end.)
  * Detection is measured as overshoot: how far usage was over L when the audit thread
  * read memory.current after the onset. Kill lateness: from the deadline to the end of
  * the kill's write (the hook runs after the kill in the same batch).
@@ -29,7 +33,7 @@
 typedef enum {
 	OD_END_NONE = 0, /* still held */
 	OD_END_RAISE, OD_END_EXIT, OD_END_MOVE, OD_END_KILL_KERNEL, OD_END_KILL_GROUP,
-	OD_END_REMOVED, OD_END_N
+	OD_END_KILL_EARLY, OD_END_REMOVED, OD_END_N
 } od_end;
 
 const char *od_end_name(od_end e);
