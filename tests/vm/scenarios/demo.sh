@@ -1,6 +1,7 @@
 # demo: what scripts/run.sh shows on a host without a cgroup-v2 memory controller. The
 # shadow tree of the VM's cgroup-v2 tree is mounted on /shadow; a cgroup with a 32 MiB limit
-# and a 1.5 s OOM delay runs a hog; a v1-style handler notices under_oom and raises the limit.
+# and a 5 s OOM delay runs a hog; a v1-style handler notices under_oom, looks at oomdelayfs status
+# and raises the limit.
 # timeout: 90
 . /oomd/lib.sh
 say() { echo "demo: $*"; }
@@ -10,9 +11,9 @@ say "the shadow tree of /sys/fs/cgroup is mounted on /shadow:"
 grep " /shadow " /proc/mounts
 say "synthetic files of $s:"
 ls -l "$s" | grep -e oom_ -e event_control -e 'memory.max$' -e 'memory.high$'
-say "echo 32M > memory.max; echo 1500 > memory.oom_delay_millisecs"
+say "echo 32M > memory.max; echo 5000 > memory.oom_delay_millisecs"
 setknob "$s" memory.max 32M
-setknob "$s" memory.oom_delay_millisecs 1500
+setknob "$s" memory.oom_delay_millisecs 5000
 say "shadow memory.max reads $(cat "$s/memory.max"); the real one holds L + ceiling: $(cat "$cg/memory.max"), real memory.high $(cat "$cg/memory.high")"
 say "starting a hog of anonymous memory in the cgroup"
 start_hog "$cg" 48 --exit
