@@ -3,14 +3,14 @@
 # argument at all, and the daemon does what it says (real memory.max = L + the file's ceiling;
 # status, which finds the socket from the same file, reports group mode). The command line
 # wins over the file (--kill-mode kernel --ceiling 32M). A bad file (unknown key, bad value,
-# broken syntax) stops the start with exit 2 and FILE:LINE: KEY in the message, mounting
-# nothing; --config with a good file still starts beside it. And the exit statuses the daemon
+# broken syntax, unknown group) stops the start with exit 2 and FILE:LINE: KEY in the message,
+# mounting nothing; --config with a good file starts. And the exit statuses the daemon
 # returns (2 bad option, 3 not root, 4 missing mount point, 5 no cgroup2 memory controller) are
 # the ones --help lists for those causes.
 # timeout: 120
 . /oomd/lib.sh
 CONF=/etc/oomdelayfs/oomdelayfs.conf
-trap 'rm -f "$CONF"' EXIT
+trap 'rm -f /etc/oomdelayfs/oomdelayfs.conf' EXIT
 mkdir -p /etc/oomdelayfs /shadow
 SHADOW=/shadow
 L=$((32 * MiB))
@@ -35,7 +35,7 @@ real1=$(cat "$cg/memory.max")
 oomdelayfs status --json >/tmp/c.json || fail "status (socket from the file) exited $?"
 grep -q '"kill_mode" : "group"' /tmp/c.json || fail "not group mode: $(grep kill_mode /tmp/c.json)"
 stop_daemon
-# the command line wins
+# the command line wins (the default file is still there)
 start_daemon /shadow --kill-mode kernel --ceiling 32M
 setknob "$s" memory.oom_delay_millisecs 1000
 real2=$(cat "$cg/memory.max")
@@ -43,9 +43,13 @@ real2=$(cat "$cg/memory.max")
 oomdelayfs status --json >/tmp/c.json || fail "status exited $?"
 grep -q '"kill_mode" : "kernel"' /tmp/c.json || fail "the command line's kernel mode lost: $(grep kill_mode /tmp/c.json)"
 stop_daemon
+# Bad files are given with --config: a default file left by a scenario killed midway would
+# stop every later scenario's daemon.
+rm -f "$CONF"
+CONF=/tmp/o-config.bad.conf
 # bad files: exit 2, FILE:LINE: KEY, nothing mounted
 bad() { # bad WHAT EXPECTED-TEXT: start with $CONF, expect exit 2 and the text
-	/bin/oomdelayfs >/tmp/c.err 2>&1; _rc=$?
+	/bin/oomdelayfs --config "$CONF" >/tmp/c.err 2>&1; _rc=$?
 	[ "$_rc" = 2 ] || fail "$1: exit $_rc, not 2: $(cat /tmp/c.err)"
 	grep -qF "$2" /tmp/c.err || fail "$1: the message lacks '$2': $(cat /tmp/c.err)"
 	_mounted /shadow && fail "$1: mounted anyway"
@@ -65,12 +69,11 @@ printf '[oomdelayfs]\nmountpoint = /shadow\n[other]\nx = 1\n' >"$CONF"
 bad "unknown group" "$CONF:3: [other]: unknown group"
 /bin/oomdelayfs --config /nonexistent.conf /shadow >/tmp/c.err 2>&1; mrc=$?
 [ "$mrc" = 2 ] || fail "a missing --config file: exit $mrc"
-# a good file given with --config starts beside the bad default one
+# a good file given with --config
 printf '[oomdelayfs]\nkill-mode = group\n' >/tmp/good.conf
 start_daemon /shadow --config /tmp/good.conf
 oomdelayfs status --json | grep -q '"kill_mode" : "group"' || fail "--config good file not used"
 stop_daemon
-rm -f "$CONF"
 # exit statuses: what the daemon returns is what --help says for that cause
 oomdelayfs --help >/tmp/c.help
 code_says() { # code_says CODE WORDS: --help's line for CODE contains WORDS
