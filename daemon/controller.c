@@ -1083,6 +1083,36 @@ bool od_controller_view(od_controller *c, uint64_t id, oe_view *v)
 	return ok;
 }
 
+size_t od_controller_snapshot(od_controller *c, uint64_t only, od_snapshot_fn fn, void *ud)
+{
+	/* Allocated outside the lock: a cgroup added meanwhile waits for the next call. */
+	engine_lock(c, "snapshot");
+	size_t cap = only ? 1 : g_hash_table_size(c->cgs) + 16, n = 0;
+	engine_unlock(c);
+	od_cg **cgs = g_new(od_cg *, cap);
+	oe_view *views = g_new(oe_view, cap);
+	engine_lock(c, "snapshot");
+	GHashTableIter it;
+	gpointer val = only ? g_hash_table_lookup(c->cgs, &only) : NULL;
+	if (!only)
+		g_hash_table_iter_init(&it, c->cgs);
+	while (n < cap && (only ? val != NULL : g_hash_table_iter_next(&it, NULL, &val))) {
+		od_cg *g = val;
+		if (oe_view_get(c->eng, g->id, &views[n]))
+			cgs[n++] = cg_ref(g);
+		val = NULL;
+	}
+	engine_unlock(c);
+	char p[PATH_MAX];
+	for (size_t i = 0; i < n; i++) {
+		fn(ud, cgs[i]->id, cg_path(cgs[i], p, sizeof p), &views[i]);
+		cg_unref(cgs[i]);
+	}
+	g_free(cgs);
+	g_free(views);
+	return n;
+}
+
 void od_controller_release_all(od_controller *c)
 {
 	/* No tick may queue a kill behind our back once we look, and whatever the

@@ -12,14 +12,17 @@
 #include <locale.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #include <glib.h>
 #include <fuse_lowlevel.h>
 
 #include "oomd/controller.h"
+#include "oomd/audit.h"
 #include "oomd/options.h"
 #include "oomd/shadowfs.h"
 #include "oomd/startup.h"
+#include "oomd/status.h"
 #include "oomd/watcher.h"
 
 typedef struct {
@@ -118,6 +121,8 @@ int main(int argc, char **argv)
 	od_options o;
 	GError *err = NULL;
 	setlocale(LC_ALL, ""); /* --help in the user's charset */
+	if (argc > 1 && strcmp(argv[1], "status") == 0)
+		return od_status_client_main(argc - 1, argv + 1);
 	int rc = od_options_parse(&o, argc, argv, &err);
 	if (rc != OD_EXIT_OK) {
 		g_printerr("oomdelayfs: %s\n", err ? err->message : "bad command line");
@@ -154,12 +159,16 @@ int main(int argc, char **argv)
 	od_controller *ctl = od_controller_new(root_fd, &o.cfg);
 	if (!ctl)
 		return fail(OD_EXIT_FAILURE, "controller", NULL);
-	if (!o.release_all)
+	od_audit *audit = NULL;
+	if (!o.release_all) {
 		od_controller_set_rt_priority(ctl, o.rt_priority);
+		audit = od_audit_new(ctl, o.cfg.kill_mode); /* before adoption: resumed holds count */
+	}
 	/* Adopts every cgroup and its persisted state: holds resume or finish here. */
 	od_watcher *w = od_watcher_new(ctl, root_fd, !o.release_all, &err);
 	if (!w) {
 		od_controller_free(ctl);
+		od_audit_free(audit);
 		return fail(OD_EXIT_FAILURE, "watcher", err);
 	}
 
@@ -193,6 +202,7 @@ int main(int argc, char **argv)
 		od_controller_release_all(ctl);
 		od_watcher_free(w);
 		od_controller_free(ctl);
+		od_audit_free(audit);
 		g_main_loop_unref(d.loop);
 		return fail(OD_EXIT_FUSE, o.mountpoint, err);
 	}
@@ -202,6 +212,15 @@ int main(int argc, char **argv)
 		  o.cfg.kill_mode == OE_KILL_GROUP ? "group" : "kernel", o.cfg.ceiling_bytes,
 		  o.cfg.freeze_margin_bytes);
 
+	od_audit_set_fs(audit, d.fs);
+	od_status_opts so = { .socket_path = o.status_socket, .group = o.status_group,
+			      .metrics_port = o.metrics_port, .mountpoint = o.mountpoint,
+			      .mode = o.cfg.kill_mode };
+	od_status *status = od_status_start(audit, &so, &err);
+	if (!status && err) { /* the holds matter more than their report */
+		g_warning("%s; running without it", err->message);
+		g_clear_error(&err);
+	}
 	GThread *ft = g_thread_new("oomd-fuse", fuse_main, &d);
 	g_main_loop_run(d.loop);
 
@@ -209,9 +228,12 @@ int main(int argc, char **argv)
 	release_once(&d);
 	od_shadowfs_exit(d.fs);
 	g_thread_join(ft);
+	od_status_stop(status);
+	od_audit_set_fs(audit, NULL);
 	od_shadowfs_free(d.fs);
 	od_watcher_free(w);
 	od_controller_free(ctl);
+	od_audit_free(audit); /* after the controller: its hooks are the audit's */
 	g_main_loop_unref(d.loop);
 	close(root_fd);
 	od_options_clear(&o);

@@ -305,6 +305,8 @@ void fs_handle_track(od_shadowfs *fs, gpointer h, void (*close_fn)(od_shadowfs *
 void fs_handle_untrack(od_shadowfs *fs, gpointer h);
 
 extern const struct fuse_lowlevel_ops fs_ops;
+/* fs_ops behind request counters (opstats.c): what the session serves. */
+const struct fuse_lowlevel_ops *fs_counted_ops(void);
 
 /* Helpers shared by the op files. */
 static inline od_shadowfs *fs_of(fuse_req_t req)

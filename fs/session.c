@@ -122,7 +122,7 @@ od_shadowfs *od_shadowfs_new(int root_fd, const char *mountpoint, od_controller 
 				o->default_permissions ? ",default_permissions" : "");
 	char *argv[] = { "oomdelayfs", "-o", mopts, o->debug ? "-d" : NULL, NULL };
 	struct fuse_args args = FUSE_ARGS_INIT(o->debug ? 4 : 3, argv);
-	fs->se = fuse_session_new(&args, &fs_ops, sizeof fs_ops, fs);
+	fs->se = fuse_session_new(&args, fs_counted_ops(), sizeof fs_ops, fs);
 	fuse_opt_free_args(&args);
 	if (!fs->se) {
 		set_err(err, EINVAL, "cannot create the FUSE session (options: %s)", mopts);

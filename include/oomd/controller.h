@@ -72,6 +72,13 @@ int od_controller_write_high(od_controller *c, uint64_t id, uint64_t bytes);
 
 bool od_controller_view(od_controller *c, uint64_t id, oe_view *v);
 
+/* Read-only snapshot for the status socket: calls fn for every known cgroup (or only
+ * `only`, if not 0) with its view and the real directory's path, after the engine's
+ * lock is let go (the lock is held only to copy the views). Any thread; returns the
+ * number of calls. */
+typedef void (*od_snapshot_fn)(void *ud, uint64_t id, const char *path, const oe_view *v);
+size_t od_controller_snapshot(od_controller *c, uint64_t only, od_snapshot_fn fn, void *ud);
+
 /* Hand every managed cgroup back to the kernel (SIGTERM, --release-all). */
 void od_controller_release_all(od_controller *c);
 

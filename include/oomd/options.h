@@ -1,4 +1,6 @@
-/* options.h — the command line of oomdelayfs (GOptionContext) and its exit codes. */
+/* options.h — the command line of oomdelayfs (GOptionContext), its configuration
+ * file (GKeyFile: every option is a key, the command line wins) and its exit codes.
+ * Called once, from main, before any thread. */
 #ifndef OOMD_OPTIONS_H
 #define OOMD_OPTIONS_H
 
@@ -6,11 +8,14 @@
 #include <glib.h>
 #include "oomd/engine.h"
 
+#define OD_CONFIG_DEFAULT "/etc/oomdelayfs/oomdelayfs.conf"
+#define OD_STATUS_SOCKET_DEFAULT "/run/oomdelayfs/status.sock"
+
 /* Exit codes (documented in --help). */
 enum {
 	OD_EXIT_OK = 0,         /* clean stop (SIGINT/SIGTERM, unmounted) or --release-all done */
 	OD_EXIT_FAILURE = 1,    /* a failure while running */
-	OD_EXIT_USAGE = 2,      /* bad command line */
+	OD_EXIT_USAGE = 2,      /* bad command line or configuration file */
 	OD_EXIT_NOT_ROOT = 3,   /* not running as root */
 	OD_EXIT_MOUNTPOINT = 4, /* mountpoint missing, not a directory, or busy */
 	OD_EXIT_CGROUP = 5,     /* no cgroup2 mount, or the memory controller is not enabled */
@@ -32,9 +37,17 @@ typedef struct {
 	int nice;             /* --nice N: niceness of the watcher and kill path (default -20) */
 	int rt_priority;      /* --rt-priority N: SCHED_FIFO of the deadline thread and the
 			       * kill actuator (default 1; 0 = none) */
+	char *config;         /* --config FILE (NULL: OD_CONFIG_DEFAULT, if it exists) */
+	bool config_given;    /* --config given: the file must exist */
+	bool no_config;       /* --no-config */
+	char *status_socket;  /* "" = none */
+	char *status_group;   /* NULL: root only */
+	int metrics_port;     /* 0: no HTTP listener */
 } od_options;
 
-/* Parses argv (GOptionContext). Returns OD_EXIT_OK, or OD_EXIT_USAGE with *err set. */
+/* Parses argv (GOptionContext), then the configuration file for what argv did not
+ * give. Returns OD_EXIT_OK, or OD_EXIT_USAGE with *err set: a file's error reads
+ * "FILE:LINE: KEY: why". */
 int od_options_parse(od_options *o, int argc, char **argv, GError **err);
 void od_options_clear(od_options *o);
 

@@ -1,0 +1,131 @@
+/* Unit tests of the command line and the configuration file (options.h): the file's
+ * keys apply, the command line wins, and a bad file names FILE:LINE: KEY. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "oomd/options.h"
+
+static char conf[] = "/tmp/oomd-test-conf.XXXXXX";
+
+static void write_conf(const char *text)
+{
+	if (!g_str_has_suffix(conf, "XXXXXX")) { /* a second file in the same test */
+		unlink(conf);
+		strcpy(conf + strlen(conf) - 6, "XXXXXX");
+	}
+	int fd = mkstemp(conf);
+	cr_assert(fd >= 0);
+	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+static void fini(void)
+{
+	unlink(conf);
+}
+
+/* parse "oomdelayfs --config CONF ARGS..." */
+static int parse(od_options *o, GError **err, const char *a1, const char *a2, const char *a3)
+{
+	char *argv[8] = { "oomdelayfs", "--config", conf };
+	int argc = 3;
+	const char *more[] = { a1, a2, a3 };
+	for (int i = 0; i < 3 && more[i]; i++)
+		argv[argc++] = (char *)more[i];
+	return od_options_parse(o, argc, argv, err);
+}
+
+Test(config, file_applies, .fini = fini)
+{
+	write_conf("# comment\n[oomdelayfs]\nmountpoint = /mnt/x\nkill-mode = group\nceiling = 16M\n"
+		   "allow-other = false\nrt-priority = 0\nstatus-group = adm\nmetrics-port = 9464\n");
+	od_options o;
+	GError *err = NULL;
+	cr_assert_eq(parse(&o, &err, NULL, NULL, NULL), OD_EXIT_OK, "%s", err ? err->message : "");
+	cr_expect_str_eq(o.mountpoint, "/mnt/x");
+	cr_expect_eq(o.cfg.kill_mode, OE_KILL_GROUP);
+	cr_expect_eq(o.cfg.ceiling_bytes, 16u << 20);
+	cr_expect_not(o.allow_other);
+	cr_expect_eq(o.rt_priority, 0);
+	cr_expect_str_eq(o.status_group, "adm");
+	cr_expect_eq(o.metrics_port, 9464);
+	cr_expect_str_eq(o.status_socket, OD_STATUS_SOCKET_DEFAULT);
+	od_options_clear(&o);
+}
+
+Test(config, command_line_wins, .fini = fini)
+{
+	write_conf("[oomdelayfs]\nmountpoint = /mnt/x\nkill-mode = group\nceiling = 16M\n"
+		   "allow-other = false\n");
+	od_options o;
+	GError *err = NULL;
+	cr_assert_eq(parse(&o, &err, "--ceiling=32M", "--kill-mode=kernel", "/mnt/y"), OD_EXIT_OK);
+	cr_expect_str_eq(o.mountpoint, "/mnt/y");
+	cr_expect_eq(o.cfg.kill_mode, OE_KILL_KERNEL);
+	cr_expect_eq(o.cfg.ceiling_bytes, 32u << 20);
+	cr_expect_not(o.allow_other, "the file's value stays where the command line says nothing");
+	od_options_clear(&o);
+}
+
+/* A bad file: exit 2, and the message starts with FILE:LINE: and names the key. */
+static void expect_bad(const char *text, int line, const char *rest)
+{
+	write_conf(text);
+	od_options o;
+	GError *err = NULL;
+	cr_assert_eq(parse(&o, &err, "/mnt/x", NULL, NULL), OD_EXIT_USAGE, "accepted: %s", text);
+	cr_assert_not_null(err);
+	char *want = g_strdup_printf("%s:%d: %s", conf, line, rest);
+	cr_expect(g_str_has_prefix(err->message, want), "message '%s', want it to begin '%s'",
+		  err->message, want);
+	g_free(want);
+	g_error_free(err);
+}
+
+Test(config, unknown_key, .fini = fini)
+{
+	expect_bad("[oomdelayfs]\n\n# x\nkill-mood = group\n", 4, "kill-mood: unknown key");
+}
+
+Test(config, bad_values, .fini = fini)
+{
+	expect_bad("[oomdelayfs]\nceiling = lots\n", 2, "ceiling: \"lots\" is not a size");
+	expect_bad("[oomdelayfs]\nkill-mode=kernel\n  nice = 20\n", 3, "nice: \"20\" is not a niceness");
+	expect_bad("[oomdelayfs]\ndebug = yes\n", 2, "debug: is not a boolean");
+	expect_bad("[oomdelayfs]\nlayout = v3\n", 2, "layout: \"v3\" is not a layout");
+	expect_bad("[oomdelayfs]\nstatus-socket = relative.sock\n", 2, "status-socket: \"relative.sock\"");
+}
+
+Test(config, syntax_and_groups, .fini = fini)
+{
+	expect_bad("[oomdelayfs]\nceiling = 1M\nno equals sign\n", 3, "");
+	expect_bad("[oomdelayfs]\nceiling = 1M\n[status]\nx = 1\n", 3, "[status]: unknown group");
+	/* release-all and version are command-line only */
+	expect_bad("[oomdelayfs]\nrelease-all = true\n", 2, "release-all: unknown key");
+}
+
+Test(config, missing_file, .fini = fini)
+{
+	od_options o;
+	GError *err = NULL;
+	char *argv[] = { "oomdelayfs", "--config", "/nonexistent/oomd.conf", "/mnt/x" };
+	cr_expect_eq(od_options_parse(&o, 4, argv, &err), OD_EXIT_USAGE);
+	g_clear_error(&err);
+	char *argv2[] = { "oomdelayfs", "--no-config", "/mnt/x" };
+	cr_expect_eq(od_options_parse(&o, 3, argv2, &err), OD_EXIT_OK);
+	od_options_clear(&o);
+}
+
+Test(config, release_all_ignores_the_files_mountpoint, .fini = fini)
+{
+	write_conf("[oomdelayfs]\nmountpoint = /mnt/x\n");
+	od_options o;
+	GError *err = NULL;
+	cr_assert_eq(parse(&o, &err, "--release-all", NULL, NULL), OD_EXIT_OK);
+	cr_expect_null(o.mountpoint);
+	od_options_clear(&o);
+	cr_expect_eq(parse(&o, &err, "--release-all", "/mnt/y", NULL), OD_EXIT_USAGE);
+	g_clear_error(&err);
+}
