@@ -1,6 +1,6 @@
 #!/bin/sh
 # Runs every test: installs what is needed, builds with -Werror, runs the criterion
-# unit tests, a short fuzz run, and the real-kernel scenarios in the VM on Debian's 6.1,
+# unit tests, a short fuzz run, the package test, and the real-kernel scenarios in the VM on Debian's 6.1,
 # 6.12 and newest 7.x kernels.
 # Usage: scripts/test.sh [BUILD_DIR]   (default: build)
 set -eu
@@ -14,4 +14,6 @@ meson compile -C "$build"
 meson test -C "$build" --print-errorlogs --suite unit --suite fs
 # a short fuzz run of every parser of user input (tests/fuzz/run.sh RUNS for a longer one)
 "$top/tests/fuzz/run.sh" "${OOMD_FUZZ_RUNS:-20000}" "$build-fuzz"
+# the Debian package: built, lintian-clean, installed into a clean Debian 12 (debootstrap)
+"$top/tests/pkg/test-deb.sh" "$build-deb"
 meson test -C "$build" --print-errorlogs --suite vm --verbose

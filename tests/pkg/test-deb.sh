@@ -9,13 +9,14 @@
 # included, made once and kept as a tarball in $OOMD_PKG_CACHE (default
 # /var/cache/oomdelayfs/pkg), named by the dependency list; each run unpacks a fresh copy of
 # it, so nothing of an earlier run remains. Delete the tarball to bootstrap again.
-# Needs root and, for the first run, Debian's archive (OOMD_DEBIAN_MIRROR).
+# Needs root and, for the first run, Debian's archive: OOMD_DEBIAN_MIRROR, default the mirror
+# the system's apt sources name (scripts/debian-mirror.sh).
 # Usage: tests/pkg/test-deb.sh [OUTDIR]   (default: build-deb)
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$top/build-deb}
 cache=${OOMD_PKG_CACHE:-/var/cache/oomdelayfs/pkg}
-mirror=${OOMD_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+mirror=${OOMD_DEBIAN_MIRROR:-$("$top/scripts/debian-mirror.sh")}
 t0=$(date +%s)
 say() { echo "test-deb: $* ($(($(date +%s) - t0)) s)"; }
 die() { echo "test-deb: FAIL $*" >&2; exit 1; }

@@ -45,11 +45,7 @@ newest() {
 # apt sources name for its own release (apt-get indextargets reads both source formats).
 # Prints the configuration file's path.
 newer_suites_apt() {
-	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
-	[ -n "$codename" ] || { note "WARNING: /etc/os-release names no VERSION_CODENAME"; return 1; }
-	mirror=$(apt-get indextargets --format '$(RELEASE) $(REPO_URI)' 'Identifier: Packages' 2>/dev/null |
-		awk -v c="$codename" '$1 == c { print $2; exit }')
-	[ -n "$mirror" ] || { note "WARNING: the system's apt sources name no mirror for $codename"; return 1; }
+	mirror=$("$(dirname "$0")/../../scripts/debian-mirror.sh") || return 1
 	keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 	[ -f "$keyring" ] || { note "WARNING: $keyring is missing (package debian-archive-keyring)"; return 1; }
 	a=$CACHE/apt
