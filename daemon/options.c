@@ -28,7 +28,11 @@ static const char summary[] =
 	"in the user.oomdelayfs.state extended attribute of the real cgroup directory, so\n"
 	"a restarted daemon resumes or finishes every hold.\n"
 	"SIGINT/SIGTERM hand every cgroup back to the kernel (real memory.max = L, the\n"
-	"user's memory.high, thawed, state removed) and unmount. SIGHUP is ignored.";
+	"user's memory.high, thawed, state removed) and unmount. SIGHUP is ignored.\n"
+	"Under systemd (FileDescriptorStoreMax=) or --supervise the FUSE connection is kept\n"
+	"outside the process: after a crash the next server serves the same mount (bind\n"
+	"mounts in containers keep working) and holds continue. SIGUSR2: stop serving,\n"
+	"keep the mount and every hold, exit 75, so that a successor (a new binary) takes over.";
 
 static const char description[] =
 	"Examples:\n"
@@ -51,6 +55,7 @@ static const char description[] =
 	"  4  mountpoint missing, not a directory, or busy (already served by oomdelayfs)\n"
 	"  5  no cgroup2 mount, or the memory controller is not enabled at the cgroup root\n"
 	"  6  FUSE unavailable (/dev/fuse) or the mount failed\n"
+	"  75 SIGUSR2: stopped serving, the mount and the holds left to a successor\n"
 	"\n"
 	"A stale mount of a dead daemon on MOUNTPOINT (\"Transport endpoint is not\n"
 	"connected\") is detached lazily and mounted over again.\n"
@@ -176,7 +181,7 @@ int od_options_parse(od_options *o, int argc, char **argv, GError **err)
 	o->foreground = true;
 
 	parse_ctx p = { .o = o };
-	gboolean fg = FALSE, debug = FALSE, release = FALSE, version = FALSE;
+	gboolean fg = FALSE, debug = FALSE, release = FALSE, version = FALSE, supervise = FALSE;
 	char **rest = NULL;
 	GOptionEntry entries[] = {
 		{ "cgroup-root", 0, 0, G_OPTION_ARG_FILENAME, &o->cgroup_root,
@@ -230,6 +235,13 @@ int od_options_parse(od_options *o, int argc, char **argv, GError **err)
 		  "Do not mount: hand every managed cgroup back to the kernel from its persisted "
 		  "state (holds whose deadline passed are finished first, per the kill mode), "
 		  "thaw, remove the state, and exit. For ExecStopPost after a crash.", NULL },
+		{ "supervise", 0, 0, G_OPTION_ARG_NONE, &supervise,
+		  "Run as the supervisor of a server started with the same arguments: it keeps the "
+		  "FUSE connection between servers (as systemd's file descriptor store does) and "
+		  "starts the server again when it dies, so mounts and bind mounts survive a crash. "
+		  "SIGUSR2 to it: upgrade (the server exits keeping the mount, the supervisor "
+		  "re-executes its binary from the same path and starts the new server). SIGTERM: "
+		  "orderly stop. For hosts without systemd.", NULL },
 		{ "version", 'V', 0, G_OPTION_ARG_NONE, &version, "Print the version and exit.", NULL },
 		{ G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, NULL },
 		{ NULL, 0, 0, 0, NULL, NULL, NULL },
@@ -257,6 +269,7 @@ int od_options_parse(od_options *o, int argc, char **argv, GError **err)
 	o->debug = debug;
 	o->release_all = release;
 	o->version = version;
+	o->supervise = supervise;
 	o->allow_other = !p.no_allow_other;
 
 	guint nrest = rest ? g_strv_length(rest) : 0;
@@ -267,6 +280,9 @@ int od_options_parse(od_options *o, int argc, char **argv, GError **err)
 		} else if (nrest == 0 && !release) {
 			g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
 				    "MOUNTPOINT missing (see --help)");
+		} else if (supervise && release) {
+			g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
+				    "--supervise and --release-all exclude each other");
 		} else if (nrest == 1 && release) {
 			g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
 				    "--release-all takes no MOUNTPOINT (it does not mount)");

@@ -38,6 +38,11 @@ int64_t od_now(void);
  * (no CAP_SYS_NICE) is logged once per thread and the thread keeps its niceness. */
 void od_controller_set_rt_priority(od_controller *c, int prio);
 
+/* The watchdog's heartbeat: the deadline thread wakes at least every ms (0: only for
+ * deadlines) and counts its wake-ups; od_controller_beats reads the count (any thread). */
+void od_controller_set_heartbeat(od_controller *c, int ms);
+uint64_t od_controller_beats(od_controller *c);
+
 /* Starts the deadline thread: it sleeps on the timerfd that follows
  * oe_next_wakeup(), samples held cgroups and decides their kills, off the main
  * loop (which may block in the kernel under pressure). Not started, no deadline
