@@ -193,6 +193,12 @@ int main(int argc, char **argv)
 	/* Taken over: the path of the real root may lie under our unserved mount. */
 	g_autofree char *kept_root = takeover ? g_strdup_printf("/proc/self/fd/%d", kept.root_fd) : NULL;
 	rc = od_open_cgroup_root(takeover ? kept_root : o.cgroup_root, &root_fd, &root_path, &err);
+	if (takeover && rc == OD_EXIT_OK) {
+		g_free(root_path); /* for messages: the path it was opened at, not /proc/self/fd/N */
+		root_path = g_file_read_link(kept_root, NULL);
+		if (!root_path)
+			root_path = g_strdup(kept_root);
+	}
 	if (takeover)
 		close(kept.root_fd);
 	if (rc != OD_EXIT_OK)
