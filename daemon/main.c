@@ -71,7 +71,7 @@ static gboolean on_handover(gpointer ud)
 	d->handover = true;
 	od_shadowfs_exit_keep(d->fs);
 	g_main_loop_quit(d->loop);
-	return G_SOURCE_REMOVE;
+	return G_SOURCE_CONTINUE; /* removed by main */
 }
 
 static uint64_t beats(void *ctl)

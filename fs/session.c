@@ -245,7 +245,21 @@ static void stop(od_shadowfs *fs)
 	 * thread does, and that one may wait until a worker is free, so it must not
 	 * be this thread (which may be one libfuse needs). */
 	int fd = fs->mountpoint ? open(fs->mountpoint, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
-	if (fd >= 0) {
+	if (fd >= 0 && g_atomic_int_get(&fs->keep_mount)) {
+		/* The connection outlives us: if a worker reads the GETATTR after libfuse's
+		 * loop has decided to end, it drops it unanswered, and the caller then waits
+		 * uninterruptibly (request_wait_answer) for the successor, which would keep a
+		 * thread of ours, and so our exit, hanging. A child process asks instead. */
+		pid_t pid = fork();
+		if (pid == 0) {
+			struct stat st;
+			(void)fstat(fd, &st);
+			_exit(0);
+		}
+		if (pid < 0)
+			g_warning("stopping the shadow tree: fork for the wake-up: %s", g_strerror(errno));
+		close(fd);
+	} else if (fd >= 0) {
 		GError *e = NULL;
 		fs->nudge = g_thread_try_new("oomd-fs-stop", nudge_thread, GINT_TO_POINTER(fd), &e);
 		if (!fs->nudge) {
