@@ -252,6 +252,11 @@ static void stop(od_shadowfs *fs)
 		 * thread of ours, and so our exit, hanging. A child process asks instead. */
 		pid_t pid = fork();
 		if (pid == 0) {
+			/* Nothing but the mount: a copy of our /dev/fuse descriptors would keep
+			 * the connection (and the request it waits on) alive. */
+			if (fd > 0)
+				close_range(0, (unsigned)fd - 1, 0);
+			close_range((unsigned)fd + 1, ~0U, 0);
 			struct stat st;
 			(void)fstat(fd, &st);
 			_exit(0);
