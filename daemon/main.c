@@ -79,6 +79,24 @@ static uint64_t beats(void *ctl)
 	return od_controller_beats(ctl);
 }
 
+/* STATUS= for `systemctl status`: the managed and held counts, every 5 s. */
+typedef struct {
+	od_controller *ctl;
+	uint64_t root;
+	const char *mountpoint;
+} status_ctx;
+
+static gboolean update_status(gpointer ud)
+{
+	status_ctx *s = ud;
+	size_t managed, held;
+	od_controller_counts(s->ctl, s->root, &managed, &held);
+	g_autofree char *line = g_strdup_printf("serving %s: %zu cgroups managed, %zu held", s->mountpoint,
+						managed, held);
+	od_notify_status(line);
+	return G_SOURCE_CONTINUE;
+}
+
 static gboolean quit_loop(gpointer loop)
 {
 	g_main_loop_quit(loop);
@@ -287,9 +305,18 @@ int main(int argc, char **argv)
 						  takeover ? ", taken over" : "");
 	od_notify_ready(status);
 	od_watchdog_start(watchdog_ms, beats, ctl);
+	struct stat rst;
+	status_ctx sc = { .ctl = ctl, .mountpoint = o.mountpoint };
+	guint src_status = 0;
+	if (d.kept && fstat(root_fd, &rst) == 0) {
+		sc.root = rst.st_ino;
+		src_status = g_timeout_add_seconds(5, update_status, &sc);
+	}
 	g_main_loop_run(d.loop);
 
 	g_source_remove(src_usr2);
+	if (src_status)
+		g_source_remove(src_status);
 	if (d.handover) {
 		od_notify_stopping();
 		od_shadowfs_exit_keep(d.fs);
