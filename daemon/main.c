@@ -262,6 +262,7 @@ int main(int argc, char **argv)
 	fo.debug = o.debug;
 	fo.fuse_fd = kept.fuse_fd; /* -1, -1 unless taken over; owned by od_shadowfs_new */
 	fo.state_fd = kept.state_fd;
+	fo.kept_outside = getenv("NOTIFY_SOCKET") != NULL; /* od_fdstore_keep will try */
 
 	daemon_ctx d = { .ctl = ctl, .fuse_nice = started_nice };
 	d.loop = g_main_loop_new(NULL, FALSE);

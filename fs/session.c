@@ -28,6 +28,7 @@ void od_shadowfs_opts_defaults(od_shadowfs_opts *o)
 	o->v1_layout = false;
 	o->fuse_fd = -1;
 	o->state_fd = -1;
+	o->kept_outside = false;
 }
 
 /* The process umask without changing it (umask(2) cannot read without writing,
@@ -202,9 +203,10 @@ int od_shadowfs_run(od_shadowfs *fs)
 		return ENOMEM;
 	fuse_loop_cfg_set_max_threads(cfg, fs->opts.max_threads);
 	/* One /dev/fuse descriptor per worker (no thundering herd on a single fd) where
-	 * the kernel cannot re-queue a dead server's requests: those read on a clone
-	 * fail with ECONNABORTED when it dies instead of waiting forever (takeover.c). */
-	fuse_loop_cfg_set_clone_fd(cfg, fs_survival_clone_fd(fs));
+	 * the kernel cannot re-queue a dead server's requests (those read on a clone fail
+	 * with ECONNABORTED when it dies instead of waiting forever), or where nobody keeps
+	 * the connection anyway (takeover.c). */
+	fuse_loop_cfg_set_clone_fd(cfg, !fs->opts.kept_outside || fs_survival_clone_fd(fs));
 	g_atomic_int_set(&fs->running, 1);
 	int r = fuse_session_loop_mt(fs->se, cfg);
 	g_atomic_int_set(&fs->running, 0);

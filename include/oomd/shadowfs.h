@@ -26,6 +26,9 @@ typedef struct {
 	 * mounted. od_shadowfs_new owns both from then on, also on failure. */
 	int fuse_fd;
 	int state_fd;
+	/* A service manager will keep the connection (default false): on a kernel that can
+	 * re-queue a dead server's requests, workers then read the kept descriptor itself. */
+	bool kept_outside;
 } od_shadowfs_opts;
 
 typedef struct od_shadowfs od_shadowfs;
