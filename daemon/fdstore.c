@@ -46,6 +46,10 @@ bool od_fdstore_keep(const od_kept_fds *k)
 {
 	if (!getenv("NOTIFY_SOCKET"))
 		return false;
+	/* Whatever is left under our names belongs to a dead connection (systemd drops
+	 * only the /dev/fuse descriptor by itself, on its EPOLLERR): a later start must
+	 * not pair the new connection with an old INIT record. */
+	od_fdstore_drop();
 	od_kept_fds c = *k;
 	for (unsigned i = 0; i < G_N_ELEMENTS(names); i++) {
 		int fd = *slot(&c, i);

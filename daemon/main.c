@@ -198,6 +198,13 @@ int main(int argc, char **argv)
 		return OD_EXIT_FAILURE;
 	}
 	bool takeover = kept.fuse_fd >= 0;
+	if (!takeover) { /* left from a connection that died: a fresh mount gets its own */
+		if (kept.state_fd >= 0)
+			close(kept.state_fd);
+		if (kept.root_fd >= 0)
+			close(kept.root_fd);
+		kept.state_fd = kept.root_fd = -1;
+	}
 	if (!o.release_all) {
 		if ((rc = od_check_fuse(&err)) != OD_EXIT_OK)
 			return fail(rc, NULL, err);

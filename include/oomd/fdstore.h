@@ -20,7 +20,8 @@ typedef struct {
 
 /* Takes the descriptors handed to this process (CLOEXEC; unknown names closed). */
 void od_fdstore_take(od_kept_fds *k);
-/* Keeps the three in the manager's store (it gets its own copies). False when no
+/* Keeps the three in the manager's store (it gets its own copies), after dropping
+ * whatever an earlier connection left under the same names. False when no
  * manager listens (no NOTIFY_SOCKET) or it refused them: then a crash loses the
  * mount, and an upgrade that keeps it is impossible. */
 bool od_fdstore_keep(const od_kept_fds *k);
