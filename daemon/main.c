@@ -186,8 +186,9 @@ int main(int argc, char **argv)
 	if ((rc = od_check_root(&err)) != OD_EXIT_OK)
 		return fail(rc, NULL, err);
 	if (o.supervise) {
+		int wd = o.watchdog_sec;
 		od_options_clear(&o);
-		return od_supervise(argc, argv);
+		return od_supervise(argc, argv, wd);
 	}
 	/* A previous server's connection, kept by systemd or the supervisor. */
 	od_kept_fds kept;

@@ -171,6 +171,15 @@ static gboolean opt_rt(const gchar *name, const gchar *value, gpointer data, GEr
 	return TRUE;
 }
 
+static gboolean opt_watchdog(const gchar *name, const gchar *value, gpointer data, GError **err)
+{
+	gint64 v;
+	if (!opt_int(name, value, 0, 3600, "a number of seconds (0: none)", &v, err))
+		return FALSE;
+	((parse_ctx *)data)->o->watchdog_sec = (int)v;
+	return TRUE;
+}
+
 int od_options_parse(od_options *o, int argc, char **argv, GError **err)
 {
 	memset(o, 0, sizeof *o);
@@ -242,6 +251,10 @@ int od_options_parse(od_options *o, int argc, char **argv, GError **err)
 		  "SIGUSR2 to it: upgrade (the server exits keeping the mount, the supervisor "
 		  "re-executes its binary from the same path and starts the new server). SIGTERM: "
 		  "orderly stop. For hosts without systemd.", NULL },
+		{ "watchdog-sec", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)opt_watchdog,
+		  "With --supervise: the server must report itself alive (its deadline thread "
+		  "beating) within N seconds, or the supervisor kills it and starts it again with "
+		  "the kept connection, as systemd's WatchdogSec= does. Default 0: none.", "N" },
 		{ "version", 'V', 0, G_OPTION_ARG_NONE, &version, "Print the version and exit.", NULL },
 		{ G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, NULL },
 		{ NULL, 0, 0, 0, NULL, NULL, NULL },

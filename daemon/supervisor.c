@@ -13,7 +13,9 @@
  * with the kept connection; more than 5 restarts within 30 s and it gives up (the
  * descriptors are closed: the mount goes stale, held cgroups stay bounded at
  * L + ceiling, and `oomdelayfs --release-all` or the next start finishes them).
- * SIGUSR2 (upgrade): passed on; when the server has exited with 75 the supervisor
+ * --watchdog-sec N: the server gets WATCHDOG_USEC and WATCHDOG_PID (fdstore.c feeds
+ * WATCHDOG=1 while its deadline thread beats); N s without one and it is SIGKILLed,
+ * which then counts as a crash. SIGUSR2 (upgrade): passed on; when the server has exited with 75 the supervisor
  * re-executes the binary at the path it was started from (a package upgrade has
  * replaced it by then) with the descriptors, and that one starts the new server.
  */
@@ -55,6 +57,9 @@ typedef struct {
 	char *sock_env;
 	pid_t child;
 	bool stopping, upgrading;
+	int watchdog_ms;     /* 0: none */
+	bool ready;          /* READY=1 from the current server: its watchdog runs (as systemd's) */
+	int64_t fed_at;      /* the last WATCHDOG=1 (or the server's start) */
 	int64_t restart_at;  /* ms on CLOCK_MONOTONIC, 0: none scheduled */
 	int64_t starts[SUP_BURST];
 	unsigned nstarts;
@@ -120,11 +125,20 @@ static void start_server(sup *s)
 		if (s->kept[0].fd >= 0)
 			pass_kept(s, getpid());
 		setenv("NOTIFY_SOCKET", s->sock_env, 1);
+		if (s->watchdog_ms) {
+			char v[32];
+			snprintf(v, sizeof v, "%lld", (long long)s->watchdog_ms * 1000);
+			setenv("WATCHDOG_USEC", v, 1);
+			snprintf(v, sizeof v, "%d", (int)getpid());
+			setenv("WATCHDOG_PID", v, 1);
+		}
 		execv(s->self, s->server_argv);
 		fprintf(stderr, "oomdelayfs supervisor: exec %s: %s\n", s->self, strerror(errno));
 		_exit(127);
 	}
 	s->child = pid;
+	s->ready = false;
+	s->fed_at = now_ms();
 	g_message("supervisor: server started (pid %d, %s)", (int)pid,
 		  s->kept[0].fd >= 0 ? "takes the kept FUSE connection over" : "mounts afresh");
 }
@@ -221,8 +235,13 @@ static bool on_notify(sup *s)
 			remove = true;
 		else if (g_str_has_prefix(*l, "FDNAME="))
 			name = *l + 7;
-		else if (strcmp(*l, "READY=1") == 0)
+		else if (strcmp(*l, "READY=1") == 0) {
 			g_message("supervisor: server %d ready", (int)from);
+			s->ready = true;
+			s->fed_at = now_ms();
+		} else if (strcmp(*l, "WATCHDOG=1") == 0) {
+			s->fed_at = now_ms();
+		}
 	}
 	kept_fd *k = name ? kept_slot(s, name) : NULL;
 	if (k && remove && k->fd >= 0) {
@@ -292,9 +311,24 @@ static bool open_socket(sup *s)
 	return true;
 }
 
-int od_supervise(int argc, char **argv)
+/* A server that stopped feeding the watchdog is killed; its end restarts it. */
+static void check_watchdog(sup *s)
 {
-	sup s = { .kept = { { "fuse", -1 }, { "state", -1 }, { "root", -1 } }, .sock = -1 };
+	if (!s->watchdog_ms || !s->child || !s->ready || s->stopping || s->upgrading)
+		return;
+	int64_t quiet = now_ms() - s->fed_at;
+	if (quiet < s->watchdog_ms)
+		return;
+	g_warning("supervisor: watchdog: no WATCHDOG=1 from server %d for %lld ms; killing it",
+		  (int)s->child, (long long)quiet);
+	kill(s->child, SIGKILL);
+	s->fed_at = now_ms(); /* once */
+}
+
+int od_supervise(int argc, char **argv, int watchdog_sec)
+{
+	sup s = { .kept = { { "fuse", -1 }, { "state", -1 }, { "root", -1 } }, .sock = -1,
+		  .watchdog_ms = watchdog_sec * 1000 };
 	s.self = g_file_read_link("/proc/self/exe", NULL);
 	if (!s.self) {
 		g_printerr("oomdelayfs: --supervise: cannot read /proc/self/exe\n");
@@ -334,6 +368,8 @@ int od_supervise(int argc, char **argv)
 		int timeout = -1;
 		if (s.restart_at)
 			timeout = (int)MAX(s.restart_at - now_ms(), 0);
+		else if (s.watchdog_ms && s.child && s.ready)
+			timeout = (int)CLAMP(s.fed_at + s.watchdog_ms - now_ms(), 0, s.watchdog_ms);
 		int r = poll(p, 2, timeout);
 		if (r < 0 && errno != EINTR) {
 			g_critical("supervisor: poll: %s", g_strerror(errno));
@@ -346,6 +382,7 @@ int od_supervise(int argc, char **argv)
 				;
 		if (p[0].revents & POLLIN)
 			on_signal(&s);
+		check_watchdog(&s);
 		if (s.restart_at && now_ms() >= s.restart_at && !s.child)
 			start_server(&s);
 	}

@@ -26,6 +26,7 @@ typedef struct {
 	unsigned max_threads; /* 0: the shadow tree's default */
 	bool release_all;
 	bool supervise;     /* --supervise: keep the connection, run the server as a child */
+	int watchdog_sec;   /* --watchdog-sec N: the supervisor's watchdog (0: none) */
 	bool debug;
 	bool version;
 	bool foreground;    /* accepted; the daemon always stays in the foreground */

@@ -6,6 +6,8 @@
 #ifndef OOMD_SUPERVISOR_H
 #define OOMD_SUPERVISOR_H
 
-int od_supervise(int argc, char **argv);
+/* watchdog_sec > 0: the server gets WATCHDOG_USEC/WATCHDOG_PID and is killed (then
+ * started again) when no WATCHDOG=1 came for that long. */
+int od_supervise(int argc, char **argv, int watchdog_sec);
 
 #endif
