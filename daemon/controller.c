@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -86,6 +87,8 @@ struct od_controller {
 	int tfd;
 	int64_t armed;
 	int64_t tick_late; /* how late the last timer tick ran (ns; atomic), for the kill's log line */
+	gint beat_ms;      /* the watchdog: wake at least this often (0: only for deadlines) */
+	guint64 beats;     /* wake-ups of the deadline thread (atomic) */
 	/* The deadline thread: it alone reads the timerfd. Fields below it are its own. */
 	GThread *deadlines;
 	gint deadlines_stop;
@@ -778,6 +781,13 @@ static gpointer deadline_main(gpointer data)
 	c->sched_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
 	while (!g_atomic_int_get(&c->deadlines_stop)) {
 		uint64_t expirations;
+		/* Each wake-up is a beat for the watchdog (fdstore.c), also without deadlines. */
+		struct pollfd p = { .fd = c->tfd, .events = POLLIN };
+		int beat = g_atomic_int_get(&c->beat_ms);
+		int ready = beat > 0 ? poll(&p, 1, beat) : 1;
+		__atomic_add_fetch(&c->beats, 1, __ATOMIC_RELAXED);
+		if (ready == 0 || (ready < 0 && errno == EINTR))
+			continue;
 		if (read(c->tfd, &expirations, sizeof expirations) < 0) {
 			if (errno != EINTR) {
 				/* Cannot happen with a valid timerfd; never spin on it. */
@@ -806,6 +816,16 @@ static void stop_deadlines(od_controller *c)
 	engine_unlock(c);
 	g_thread_join(c->deadlines);
 	c->deadlines = NULL;
+}
+
+void od_controller_set_heartbeat(od_controller *c, int ms)
+{
+	g_atomic_int_set(&c->beat_ms, MAX(ms, 0));
+}
+
+uint64_t od_controller_beats(od_controller *c)
+{
+	return __atomic_load_n(&c->beats, __ATOMIC_RELAXED);
 }
 
 void od_controller_set_rt_priority(od_controller *c, int prio)
@@ -1073,6 +1093,31 @@ int od_controller_write_limit(od_controller *c, uint64_t id, uint64_t bytes)
 int od_controller_write_high(od_controller *c, uint64_t id, uint64_t bytes)
 {
 	return user_write(c, oe_write_high, id, bytes);
+}
+
+typedef struct {
+	const oe_engine *eng;
+	size_t managed, held;
+} counts;
+
+static void count_one(uint64_t id, void *ud)
+{
+	counts *k = ud;
+	oe_view v;
+	if (oe_view_get(k->eng, id, &v)) {
+		k->managed += v.managed;
+		k->held += v.in_hold;
+	}
+}
+
+void od_controller_counts(od_controller *c, uint64_t root, size_t *managed, size_t *held)
+{
+	counts k = { .eng = c->eng };
+	engine_lock(c, "counts");
+	oe_foreach_subtree(c->eng, root, count_one, &k);
+	engine_unlock(c);
+	*managed = k.managed;
+	*held = k.held;
 }
 
 bool od_controller_view(od_controller *c, uint64_t id, oe_view *v)

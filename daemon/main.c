@@ -2,7 +2,9 @@
  * the glib main loop (watcher, timers, signals) on the main thread, the FUSE
  * session on its own thread (with its workers), and the controller's actuator.
  * Order matters: the real cgroup root is opened before mounting, so that the
- * shadow can be mounted over the real tree itself. */
+ * shadow can be mounted over the real tree itself. A connection kept by the
+ * service manager (systemd's fd store, --supervise) is taken over instead of
+ * mounting, with the real root it kept beside it (fdstore.h). */
 #define G_LOG_DOMAIN "oomdelayfs"
 #include <errno.h>
 #include <fcntl.h>
@@ -15,14 +17,17 @@
 #include <string.h>
 #include <unistd.h>
 #include <glib.h>
+#include <glib-unix.h>
 #include <fuse_lowlevel.h>
 
 #include "oomd/controller.h"
 #include "oomd/audit.h"
+#include "oomd/fdstore.h"
 #include "oomd/options.h"
 #include "oomd/shadowfs.h"
 #include "oomd/startup.h"
 #include "oomd/status.h"
+#include "oomd/supervisor.h"
 #include "oomd/watcher.h"
 
 typedef struct {
@@ -30,6 +35,8 @@ typedef struct {
 	od_controller *ctl;
 	od_shadowfs *fs;
 	gint released; /* the hand-back ran (once) */
+	bool kept;     /* the connection is kept outside the process (fdstore.h) */
+	bool handover; /* SIGUSR2: stopped for a successor, nothing handed back */
 	int fs_rc;
 	int fuse_nice; /* the niceness the daemon was started with */
 } daemon_ctx;
@@ -44,10 +51,53 @@ static void release_once(daemon_ctx *d)
 static void on_stop(void *ud)
 {
 	daemon_ctx *d = ud;
+	if (d->handover)
+		return; /* the successor owns the holds now */
 	release_once(d);
 	if (d->fs)
 		od_shadowfs_exit(d->fs);
 	g_main_loop_quit(d->loop);
+}
+
+/* SIGUSR2, on the loop thread: leave the mount and every hold to a successor. */
+static gboolean on_handover(gpointer ud)
+{
+	daemon_ctx *d = ud;
+	if (!d->kept) {
+		g_warning("SIGUSR2 ignored: no service manager keeps the FUSE connection "
+			  "(FileDescriptorStoreMax= or --supervise); SIGTERM stops");
+		return G_SOURCE_CONTINUE;
+	}
+	if (g_atomic_int_get(&d->released))
+		return G_SOURCE_CONTINUE; /* already stopping for good */
+	g_message("SIGUSR2: stopping for a successor; the mount and the holds stay");
+	d->handover = true;
+	od_shadowfs_exit_keep(d->fs);
+	g_main_loop_quit(d->loop);
+	return G_SOURCE_CONTINUE; /* removed by main */
+}
+
+static uint64_t beats(void *ctl)
+{
+	return od_controller_beats(ctl);
+}
+
+/* STATUS= for `systemctl status`: the managed and held counts, every 5 s. */
+typedef struct {
+	od_controller *ctl;
+	uint64_t root;
+	const char *mountpoint;
+} status_ctx;
+
+static gboolean update_status(gpointer ud)
+{
+	status_ctx *s = ud;
+	size_t managed, held;
+	od_controller_counts(s->ctl, s->root, &managed, &held);
+	g_autofree char *line = g_strdup_printf("serving %s: %zu cgroups managed, %zu held", s->mountpoint,
+						managed, held);
+	od_notify_status(line);
+	return G_SOURCE_CONTINUE;
 }
 
 static gboolean quit_loop(gpointer loop)
@@ -140,16 +190,49 @@ int main(int argc, char **argv)
 
 	if ((rc = od_check_root(&err)) != OD_EXIT_OK)
 		return fail(rc, NULL, err);
+	if (o.supervise) {
+		int wd = o.watchdog_sec;
+		od_options_clear(&o);
+		return od_supervise(argc, argv, wd);
+	}
+	/* A previous server's connection, kept by systemd or the supervisor. */
+	od_kept_fds kept;
+	od_fdstore_take(&kept);
+	if (kept.fuse_fd >= 0 && (kept.state_fd < 0 || kept.root_fd < 0 || o.release_all)) {
+		g_printerr("oomdelayfs: a kept FUSE connection without its state and root, or with "
+			   "--release-all: not taken over\n");
+		return OD_EXIT_FAILURE;
+	}
+	bool takeover = kept.fuse_fd >= 0;
+	if (!takeover) { /* left from a connection that died: a fresh mount gets its own */
+		if (kept.state_fd >= 0)
+			close(kept.state_fd);
+		if (kept.root_fd >= 0)
+			close(kept.root_fd);
+		kept.state_fd = kept.root_fd = -1;
+	}
 	if (!o.release_all) {
 		if ((rc = od_check_fuse(&err)) != OD_EXIT_OK)
 			return fail(rc, NULL, err);
-		/* Before opening the cgroup root: a stale mount over it must go first. */
-		if ((rc = od_check_mountpoint(o.mountpoint, &err)) != OD_EXIT_OK)
+		/* Before opening the cgroup root: a stale mount over it must go first. Not
+		 * our own kept mount: it is alive, only unserved until we serve it. */
+		if (!takeover && (rc = od_check_mountpoint(o.mountpoint, &err)) != OD_EXIT_OK)
 			return fail(rc, NULL, err);
 	}
 	int root_fd = -1;
 	g_autofree char *root_path = NULL;
-	if ((rc = od_open_cgroup_root(o.cgroup_root, &root_fd, &root_path, &err)) != OD_EXIT_OK)
+	/* Taken over: the path of the real root may lie under our unserved mount. */
+	g_autofree char *kept_root = takeover ? g_strdup_printf("/proc/self/fd/%d", kept.root_fd) : NULL;
+	rc = od_open_cgroup_root(takeover ? kept_root : o.cgroup_root, &root_fd, &root_path, &err);
+	if (takeover && rc == OD_EXIT_OK) {
+		g_free(root_path); /* for messages: the path it was opened at, not /proc/self/fd/N */
+		root_path = g_file_read_link(kept_root, NULL);
+		if (!root_path)
+			root_path = g_strdup(kept_root);
+	}
+	if (takeover)
+		close(kept.root_fd);
+	if (rc != OD_EXIT_OK)
 		return fail(rc, NULL, err);
 
 	if (o.protect_min && !o.release_all)
@@ -160,8 +243,11 @@ int main(int argc, char **argv)
 	if (!ctl)
 		return fail(OD_EXIT_FAILURE, "controller", NULL);
 	od_audit *audit = NULL;
+	int watchdog_ms = o.release_all ? 0 : od_watchdog_period_ms();
 	if (!o.release_all) {
 		od_controller_set_rt_priority(ctl, o.rt_priority);
+		/* four beats per watchdog period: one late wake-up is not a wedged daemon */
+		od_controller_set_heartbeat(ctl, watchdog_ms / 4);
 		audit = od_audit_new(ctl, o.cfg.kill_mode); /* before adoption: resumed holds count */
 	}
 	/* Adopts every cgroup and its persisted state: holds resume or finish here. */
@@ -190,14 +276,27 @@ int main(int argc, char **argv)
 		fo.max_threads = o.max_threads;
 	fo.v1_layout = o.v1_layout;
 	fo.debug = o.debug;
+	fo.fuse_fd = kept.fuse_fd; /* -1, -1 unless taken over; owned by od_shadowfs_new */
+	fo.state_fd = kept.state_fd;
+	fo.kept_outside = getenv("NOTIFY_SOCKET") != NULL; /* od_fdstore_keep will try */
 
 	daemon_ctx d = { .ctl = ctl, .fuse_nice = started_nice };
 	d.loop = g_main_loop_new(NULL, FALSE);
 	/* Signal sources before the mount: a SIGTERM that arrives from now on is
 	 * handled (once the loop runs) instead of killing us with the mount left stale. */
 	od_watcher_on_stop(w, on_stop, &d);
+	guint src_usr2 = g_unix_signal_add(SIGUSR2, on_handover, &d);
 	d.fs = od_shadowfs_new(root_fd, o.mountpoint, ctl, &fo, &err);
 	if (!d.fs) {
+		g_source_remove(src_usr2);
+		/* A failed takeover leaves the kept mount and the holds to the next try. */
+		if (takeover) {
+			od_watcher_free(w);
+			od_controller_free(ctl);
+			od_audit_free(audit);
+			g_main_loop_unref(d.loop);
+			return fail(OD_EXIT_FAILURE, o.mountpoint, err);
+		}
 		/* Nothing may stay raised or frozen because we failed to mount. */
 		od_controller_release_all(ctl);
 		od_watcher_free(w);
@@ -221,12 +320,42 @@ int main(int argc, char **argv)
 		g_warning("%s; running without it", err->message);
 		g_clear_error(&err);
 	}
+	od_kept_fds keep = { .root_fd = root_fd };
+	od_shadowfs_kept_fds(d.fs, &keep.fuse_fd, &keep.state_fd);
+	/* The manager already holds what it handed us. */
+	d.kept = takeover ? getenv("NOTIFY_SOCKET") != NULL : od_fdstore_keep(&keep);
+	if (!d.kept)
+		g_message("no service manager keeps the FUSE connection: a crash leaves a stale mount");
+
 	GThread *ft = g_thread_new("oomd-fuse", fuse_main, &d);
+	g_autofree char *ready = g_strdup_printf("serving %s on %s (%zu cgroups)%s", root_path,
+						 o.mountpoint, od_watcher_count(w),
+						 takeover ? ", taken over" : "");
+	od_notify_ready(ready);
+	od_watchdog_start(watchdog_ms, beats, ctl);
+	struct stat rst;
+	status_ctx sc = { .ctl = ctl, .mountpoint = o.mountpoint };
+	guint src_status = 0;
+	if (d.kept && fstat(root_fd, &rst) == 0) {
+		sc.root = rst.st_ino;
+		src_status = g_timeout_add_seconds(5, update_status, &sc);
+	}
 	g_main_loop_run(d.loop);
 
-	/* Stopped by a signal (already released) or by an unmount from outside. */
-	release_once(&d);
-	od_shadowfs_exit(d.fs);
+	g_source_remove(src_usr2);
+	if (src_status)
+		g_source_remove(src_status);
+	if (d.handover) {
+		od_notify_stopping();
+		od_shadowfs_exit_keep(d.fs);
+	} else {
+		/* Stopped by a signal (already released) or by an unmount from outside:
+		 * the connection must die with us, the store forgets it. */
+		od_notify_stopping();
+		release_once(&d);
+		od_fdstore_drop();
+		od_shadowfs_exit(d.fs);
+	}
 	g_thread_join(ft);
 	od_status_stop(status);
 	od_audit_set_fs(audit, NULL);
@@ -237,6 +366,10 @@ int main(int argc, char **argv)
 	g_main_loop_unref(d.loop);
 	close(root_fd);
 	od_options_clear(&o);
+	if (d.handover) {
+		g_message("stopped; the mount and the holds are left to a successor");
+		return OD_EXIT_HANDOVER;
+	}
 	g_message("stopped");
 	return d.fs_rc == 0 ? OD_EXIT_OK : OD_EXIT_FAILURE;
 }

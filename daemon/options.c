@@ -24,7 +24,7 @@ static const char summary[] =
 	"when the delay is over the kill comes from the kernel's OOM killer (real memory.max\n"
 	"written back to L) or, in group mode, from cgroup.kill.\n"
 	"\n"
-	"The daemon stays in the foreground (systemd Type=simple; logs go to stderr or the\n"
+	"The daemon stays in the foreground (systemd Type=notify; logs go to stderr or the\n"
 	"journal). It locks its memory, sets its oom_score_adj to -1000 and the niceness\n"
 	"of its watcher and kill path to -20 (the deadlines and the kills also run at\n"
 	"SCHED_FIFO priority 1), and keeps the state of every managed cgroup\n"
@@ -42,7 +42,13 @@ static const char summary[] =
 	"      asks the running daemon over its status socket: every managed cgroup with\n"
 	"      L, T, D, its hold and time left, listeners, kills, the last holds' records\n"
 	"      and the daemon's health; --json for scripts, --metrics in OpenMetrics text.\n"
-	"      Exit status 0, 1 if the daemon cannot be reached, 2 for a bad command line.";
+	"      Exit status 0, 1 if the daemon cannot be reached, 2 for a bad command line.\n"
+	"\n"
+	"Under systemd (FileDescriptorStoreMax=) or --supervise the FUSE connection is kept\n"
+	"outside the process: after a crash the next server serves the same mount (bind\n"
+	"mounts in containers keep working) and holds continue. SIGUSR2: stop serving,\n"
+	"keep the mount and every hold, exit 75, so that a successor (a new binary) takes over.";
+
 
 static const char description[] =
 	"Examples:\n"
@@ -67,6 +73,7 @@ static const char description[] =
 	"  4  mountpoint missing, not a directory, or busy (already served by oomdelayfs)\n"
 	"  5  no cgroup2 mount, or the memory controller is not enabled at the cgroup root\n"
 	"  6  FUSE unavailable (/dev/fuse) or the mount failed\n"
+	"  75 SIGUSR2: stopped serving, the mount and the holds left to a successor\n"
 	"\n"
 	"A stale mount of a dead daemon on MOUNTPOINT (\"Transport endpoint is not\n"
 	"connected\") is detached lazily and mounted over again.\n"
@@ -235,6 +242,12 @@ FLAG_SETTER(set_release, release_all)
 FLAG_SETTER(set_version, version)
 FLAG_SETTER(set_foreground, foreground)
 FLAG_SETTER(set_no_config, no_config)
+FLAG_SETTER(set_supervise, supervise)
+
+static gboolean set_watchdog(od_options *o, const char *what, const char *v, GError **err)
+{
+	return set_int(what, v, 0, 3600, "a number of seconds (0: none)", &o->watchdog_sec, err);
+}
 
 /* ---- the table ---- */
 
@@ -311,7 +324,18 @@ static const od_opt opts[] = {
 	{ "release-all", 0, NULL, "true", false, set_release, NULL,
 	  "Do not mount: hand every managed cgroup back to the kernel from its persisted "
 	  "state (holds whose deadline passed are finished first, per the kill mode), "
-	  "thaw, remove the state, and exit. For ExecStopPost after a crash." },
+	  "thaw, remove the state, and exit. After a crash whose mount is not to be kept." },
+	{ "supervise", 0, NULL, "true", false, set_supervise, NULL,
+	  "Run as the supervisor of a server started with the same arguments: it keeps the "
+	  "FUSE connection between servers (as systemd's file descriptor store does) and "
+	  "starts the server again when it dies, so mounts and bind mounts survive a crash. "
+	  "SIGUSR2 to it: upgrade (the server exits keeping the mount, the supervisor "
+	  "re-executes its binary from the same path and starts the new server). SIGTERM: "
+	  "orderly stop. For hosts without systemd." },
+	{ "watchdog-sec", 0, "watchdog-sec", NULL, false, set_watchdog, "N",
+	  "With --supervise: the server must report itself alive (its deadline thread "
+	  "beating) within N seconds, or the supervisor kills it and starts it again with "
+	  "the kept connection, as systemd's WatchdogSec= does. Default 0: none." },
 	{ "version", 'V', NULL, "true", false, set_version, NULL, "Print the version and exit." },
 };
 #define NOPTS G_N_ELEMENTS(opts)
@@ -518,6 +542,9 @@ int od_options_parse(od_options *o, int argc, char **argv, GError **err)
 	if (nrest > 1) {
 		g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
 			    "one MOUNTPOINT expected, got %u arguments", nrest);
+	} else if (o->supervise && o->release_all) {
+		g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
+			    "--supervise and --release-all exclude each other");
 	} else if (o->release_all) {
 		if (nrest == 1)
 			g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,

@@ -69,10 +69,9 @@ void fs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	d->nodeid = n->nodeid;
 	d->is_root = n->cg_is_root;
 	d->v1 = fs_of(req)->opts.v1_layout;
-	fi->fh = (uintptr_t)d;
+	fi->fh = fs_handle_track(fs_of(req), d, dir_close);
 	fi->cache_readdir = 0;
 	fi->keep_cache = 0;
-	fs_handle_track(fs_of(req), d, dir_close);
 	if (fuse_reply_open(req, fi) != 0)
 		dir_close(fs_of(req), d);
 }

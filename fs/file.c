@@ -179,8 +179,7 @@ static void file_close_cb(od_shadowfs *fs, gpointer h)
 
 static void set_open_flags(od_shadowfs *fs, struct fuse_file_info *fi, fs_file *f)
 {
-	fs_handle_track(fs, f, file_close_cb);
-	fi->fh = (uintptr_t)f;
+	fi->fh = fs_handle_track(fs, f, file_close_cb);
 	fi->direct_io = 1;  /* cgroupfs reports size 0: the page cache would read nothing */
 	fi->keep_cache = 0;
 	fi->nonseekable = 0;

@@ -233,6 +233,10 @@ void fs_inodes_forget(fs_inodes *t, fuse_ino_t id, uint64_t n);
 uint64_t fs_inodes_find_synth(fs_inodes *t, dev_t dev, ino_t ino, const fs_synth *s);
 /* The id a synthetic name of dir has (or will have); for readdir's d_ino. */
 uint64_t fs_inodes_synth_id(uint64_t dir_nodeid, const fs_synth *s);
+/* After a takeover: an id the table does not hold may be one a previous server gave
+ * the kernel; fs_inodes_get then opens cgroup directories by their kernfs handle and
+ * rebuilds their synthetic files. Only on kernfs (logged otherwise). */
+void fs_inodes_enable_revive(fs_inodes *t, bool v1);
 
 /* ---- open files (file.c) ---- */
 
@@ -299,14 +303,38 @@ struct od_shadowfs {
 	 * left when the loop ends is closed by od_shadowfs_free() */
 	GMutex handles_lock;
 	GHashTable *handles; /* handle -> its close function */
+	/* survival across servers (takeover.c) */
+	struct fs_survival *surv;
+	bool took_over;      /* serving a connection a previous server initialised */
+	bool inited;         /* FUSE_INIT processed (or replayed) */
+	gint keep_mount;     /* stopping for a successor: no unmount */
 };
 
-void fs_handle_track(od_shadowfs *fs, gpointer h, void (*close_fn)(od_shadowfs *, gpointer));
+/* Registers an open file or directory; returns the fh to give the kernel (the
+ * handle with this server's generation in its top bits, takeover.c). */
+uint64_t fs_handle_track(od_shadowfs *fs, gpointer h, void (*close_fn)(od_shadowfs *, gpointer));
 void fs_handle_untrack(od_shadowfs *fs, gpointer h);
 
 extern const struct fuse_lowlevel_ops fs_ops;
 /* fs_ops behind request counters (opstats.c): what the session serves. */
 const struct fuse_lowlevel_ops *fs_counted_ops(void);
+
+/* ---- survival across servers (takeover.c) ---- */
+
+typedef struct fs_survival fs_survival;
+/* fs_ops with the file-handle guards; the table to give fuse_session_new. */
+const struct fuse_lowlevel_ops *fs_survival_ops(void);
+/* First server, just mounted: reads the kernel's FUSE_INIT, records it in a new state
+ * memfd, serves it. Successor: replays the recorded INIT on the kept connection,
+ * re-queues unanswered requests (Linux 6.9+), wakes poll() waiters. Both on the
+ * creating thread, before the loop; false with *err set. */
+bool fs_survival_fresh(od_shadowfs *fs, GError **err);
+bool fs_survival_takeover(od_shadowfs *fs, int state_fd, GError **err);
+/* Workers on cloned descriptors (a kernel without FUSE_NOTIFY_RESEND)? */
+bool fs_survival_clone_fd(const od_shadowfs *fs);
+int fs_survival_state_fd(const od_shadowfs *fs);
+uint64_t fs_handle_fh(od_shadowfs *fs, gpointer h);
+void fs_survival_free(od_shadowfs *fs);
 
 /* Helpers shared by the op files. */
 static inline od_shadowfs *fs_of(fuse_req_t req)

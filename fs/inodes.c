@@ -9,6 +9,11 @@
 #include <unistd.h>
 
 #include "fs_private.h"
+#include "v1layout.h"
+
+/* kernfs' file handle (fs/kernfs/mount.c, kernfs_encode_fh): type FILEID_KERNFS,
+ * the node's 64-bit id, which is also st_ino on 64-bit kernels. */
+#define FS_FILEID_KERNFS 0xfe
 
 typedef struct {
 	dev_t dev;
@@ -22,6 +27,8 @@ struct fs_inodes {
 	GHashTable *by_key; /* fs_key* (owned) -> node */
 	uint64_t next_fallback;
 	fs_node *root;
+	bool revive; /* ids may come from a previous server (fs_inodes_enable_revive) */
+	bool v1;
 };
 
 static guint key_hash(gconstpointer p)
@@ -107,13 +114,36 @@ fs_node *fs_inodes_root(fs_inodes *t)
 	return t->root;
 }
 
+static fs_node *revive(fs_inodes *t, uint64_t id);
+
 fs_node *fs_inodes_get(fs_inodes *t, fuse_ino_t id)
 {
 	uint64_t k = id;
 	g_mutex_lock(&t->lock);
 	fs_node *n = g_hash_table_lookup(t->by_id, &k);
 	g_mutex_unlock(&t->lock);
+	if (!n && t->revive)
+		n = revive(t, id);
 	return n;
+}
+
+void fs_inodes_enable_revive(fs_inodes *t, bool v1)
+{
+	/* Only kernfs ids can be turned back into objects: probe the root's handle. */
+	union {
+		struct file_handle fh;
+		unsigned char bytes[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+	} h;
+	h.fh.handle_bytes = MAX_HANDLE_SZ;
+	int mnt;
+	if (name_to_handle_at(t->root->fd, "", &h.fh, &mnt, AT_EMPTY_PATH) < 0 ||
+	    h.fh.handle_type != FS_FILEID_KERNFS || h.fh.handle_bytes != sizeof(uint64_t)) {
+		g_warning("inode table: the real tree has no kernfs file handles; ids a previous "
+			  "server gave the kernel will answer ESTALE");
+		return;
+	}
+	t->v1 = v1;
+	t->revive = true;
 }
 
 uint64_t fs_inodes_synth_id(uint64_t dir_nodeid, const fs_synth *s)
@@ -272,4 +302,97 @@ uint64_t fs_inodes_find_synth(fs_inodes *t, dev_t dev, ino_t ino, const fs_synth
 	uint64_t id = n ? n->nodeid : 0;
 	g_mutex_unlock(&t->lock);
 	return id;
+}
+
+/* A node with no reference of ours: the kernel's count for the id stays with the
+ * kernel, and its FORGET (sent with that count) drops the node as usual. */
+static fs_node *insert_revived(fs_inodes *t, fs_node *n, uint64_t id)
+{
+	g_mutex_lock(&t->lock);
+	fs_node *got = insert_locked(t, n, id);
+	got->nlookup--;
+	g_mutex_unlock(&t->lock);
+	if (got != n)
+		node_close(n);
+	if (got->nodeid != id) /* the id is taken by another object now: stale */
+		return NULL;
+	return got;
+}
+
+/* The directory id (st_ino) if it lies under our root: its parent's id in *parent. */
+static int open_cgroup_dir(fs_inodes *t, uint64_t id, uint64_t *parent)
+{
+	union {
+		struct file_handle fh;
+		unsigned char bytes[sizeof(struct file_handle) + sizeof(uint64_t)];
+	} h;
+	h.fh.handle_bytes = sizeof id;
+	h.fh.handle_type = FS_FILEID_KERNFS;
+	memcpy(h.fh.f_handle, &id, sizeof id);
+	int fd = open_by_handle_at(t->root->fd, &h.fh, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || st.st_dev != t->root->dev || st.st_ino != id) {
+		close(fd);
+		return -1;
+	}
+	/* Walk up to our root: an id outside the served subtree is refused. Leaving the
+	 * cgroup file system (".." of its mount root) means it was not under it. */
+	int cur = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	for (int up = 0; cur >= 0 && up < 256; up++) {
+		int p = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		close(cur);
+		cur = p;
+		if (p < 0 || fstat(p, &st) < 0 || st.st_dev != t->root->dev)
+			break;
+		if (up == 0)
+			*parent = st.st_ino;
+		if (st.st_ino == t->root->ino) {
+			close(p);
+			return fd;
+		}
+	}
+	if (cur >= 0)
+		close(cur);
+	close(fd);
+	return -1;
+}
+
+/* An id the kernel learnt from a previous server of this connection (a takeover,
+ * session.c). Directories (cgroups) come back through their kernfs handle, synthetic
+ * files through their directory; other files answer ESTALE (a path walk looks them
+ * up again, since entry timeouts are 0). */
+static fs_node *revive(fs_inodes *t, uint64_t id)
+{
+	if (id & FS_SYN_TAG) {
+		unsigned idx = (unsigned)(id & ((1u << FS_SYN_SHIFT) - 1));
+		const fs_synth *s = idx ? fs_layout_at(t->v1, idx - 1) : NULL;
+		uint64_t dir_id = (id & ~FS_SYN_TAG) >> FS_SYN_SHIFT;
+		fs_node *dir = s ? fs_inodes_get(t, dir_id) : NULL;
+		if (!dir || dir->tag || fs_inodes_synth_id(dir->nodeid, s) != id)
+			return NULL;
+		int err = 0;
+		fs_node *n = fs_inodes_intern_synth(t, dir, s, &err);
+		if (!n)
+			return NULL;
+		g_mutex_lock(&t->lock);
+		n->nlookup--;
+		g_mutex_unlock(&t->lock);
+		return n->nodeid == id ? n : NULL;
+	}
+	if (id >= FS_FALLBACK_BASE || id == FUSE_ROOT_ID)
+		return NULL;
+	uint64_t parent = 0;
+	int fd = open_cgroup_dir(t, id, &parent);
+	if (fd < 0)
+		return NULL;
+	fs_node *n = g_new0(fs_node, 1);
+	n->dev = t->root->dev;
+	n->ino = id;
+	n->fd = fd;
+	n->cg_dirfd = -1;
+	n->cg_id = id;
+	n->cg_parent = parent;
+	return insert_revived(t, n, id);
 }

@@ -1,6 +1,7 @@
-/* opstats.c — implements fsstats.h: the session serves fs_counted_ops(), fs_ops
- * with each handler behind a wrapper that counts the request (relaxed atomic
- * increment) and calls it. */
+/* opstats.c — implements fsstats.h: the session serves fs_counted_ops(): the
+ * survival table (takeover.c: fs_ops behind the stale-handle guards) with each
+ * handler behind a wrapper that counts the request (relaxed atomic increment)
+ * and calls it. */
 #include "fs_private.h"
 #include "oomd/fsstats.h"
 
@@ -22,12 +23,14 @@ static const char *const op_names[OP_N] = {
 
 /* One session per process: the counters are the process's. */
 static uint64_t counts[OP_N];
+/* what each wrapper calls: fs_survival_ops(), copied once before any request */
+static struct fuse_lowlevel_ops base;
 
 #define W(name, params, args) \
 	static void w_##name params \
 	{ \
 		__atomic_fetch_add(&counts[OP_##name], 1, __ATOMIC_RELAXED); \
-		fs_ops.name args; \
+		base.name args; \
 	}
 typedef struct fuse_file_info ffi;
 W(lookup, (fuse_req_t r, fuse_ino_t p, const char *n), (r, p, n))
@@ -68,9 +71,10 @@ const struct fuse_lowlevel_ops *fs_counted_ops(void)
 	static struct fuse_lowlevel_ops ops;
 	static gsize done;
 	if (g_once_init_enter(&done)) {
-		ops = fs_ops;
-		/* Only what fs_ops serves: a NULL stays NULL (the kernel then gets ENOSYS). */
-#define S(name) if (fs_ops.name) ops.name = w_##name
+		base = *fs_survival_ops();
+		ops = base;
+		/* Only what the table serves: a NULL stays NULL (the kernel then gets ENOSYS). */
+#define S(name) if (base.name) ops.name = w_##name
 		S(lookup); S(forget); S(forget_multi); S(getattr); S(setattr); S(readlink);
 		S(mknod); S(symlink); S(link); S(mkdir); S(unlink); S(rmdir); S(rename); S(open);
 		S(read); S(write); S(release); S(fsync); S(opendir); S(readdir); S(releasedir);

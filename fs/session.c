@@ -1,5 +1,6 @@
-/* session.c — the public face of the shadow tree (shadowfs.h): mount, serve on
- * a bounded pool of workers, stop. Stopping must make fuse_session_loop_mt()
+/* session.c — the public face of the shadow tree (shadowfs.h): mount (or take a
+ * kept connection over, takeover.c), serve on a bounded pool of workers, stop (with
+ * or without the unmount). Stopping must make fuse_session_loop_mt()
  * return even when every worker sits in read(2) on /dev/fuse and the mount is
  * busy (a lazy unmount then leaves the connection alive): after setting the
  * exit flag we send the mount one request of our own, which wakes a worker
@@ -9,6 +10,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -24,6 +26,9 @@ void od_shadowfs_opts_defaults(od_shadowfs_opts *o)
 	o->max_threads = FS_DEFAULT_THREADS;
 	o->debug = false;
 	o->v1_layout = false;
+	o->fuse_fd = -1;
+	o->state_fd = -1;
+	o->kept_outside = false;
 }
 
 /* The process umask without changing it (umask(2) cannot read without writing,
@@ -64,30 +69,37 @@ od_shadowfs *od_shadowfs_new(int root_fd, const char *mountpoint, od_controller 
 		od_shadowfs_opts_defaults(&defaults);
 		o = &defaults;
 	}
+	int kept_fuse = o->fuse_fd, kept_state = o->state_fd;
+	g_autofree char *mopts = NULL;
 	struct stat st;
 	if (fstat(root_fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		set_err(err, ENOTDIR, "the real cgroup root (fd %d) is not an open directory", root_fd);
-		return NULL;
+		goto fail_kept;
 	}
-	if (stat(mountpoint, &st) < 0) {
+	/* A kept connection's mountpoint is our own mount: stat would ask a server that
+	 * is not running yet. */
+	if (kept_fuse < 0 && stat(mountpoint, &st) < 0) {
 		int e = errno;
 		set_err(err, e, "mountpoint %s: %s", mountpoint, g_strerror(e));
-		return NULL;
+		goto fail_kept;
 	}
-	if (!S_ISDIR(st.st_mode)) {
+	if (kept_fuse < 0 && !S_ISDIR(st.st_mode)) {
 		set_err(err, ENOTDIR, "mountpoint %s is not a directory", mountpoint);
-		return NULL;
+		goto fail_kept;
+	}
+	if (kept_fuse >= 0 && kept_state < 0) {
+		set_err(err, EINVAL, "a kept FUSE connection (fd %d) without its state", kept_fuse);
+		goto fail_kept;
 	}
 	int probe = open("/dev/fuse", O_RDWR | O_CLOEXEC);
 	if (probe < 0) {
 		int e = errno;
 		set_err(err, e, "FUSE unavailable: cannot open /dev/fuse: %s (is the fuse module loaded?)",
 			g_strerror(e));
-		return NULL;
+		goto fail_kept;
 	}
 	close(probe);
 
-	g_autofree char *mopts = NULL;
 	od_shadowfs *fs = g_new0(od_shadowfs, 1);
 	fs->ctl = ctl;
 	fs->opts = *o;
@@ -128,13 +140,41 @@ od_shadowfs *od_shadowfs_new(int root_fd, const char *mountpoint, od_controller 
 		set_err(err, EINVAL, "cannot create the FUSE session (options: %s)", mopts);
 		goto fail;
 	}
-	if (fuse_session_mount(fs->se, mountpoint) != 0) {
-		set_err(err, EIO,
-			"cannot mount the shadow tree on %s (not root, fuse module missing or "
-			"mountpoint unusable; libfuse logged the cause)", mountpoint);
-		goto fail;
-	}
 	fs->mountpoint = g_strdup(mountpoint);
+	if (kept_fuse >= 0) {
+		/* libfuse 3.14 (fuse_session_mount): "/dev/fd/N" serves N without mounting */
+		g_autofree char *dev = g_strdup_printf("/dev/fd/%d", kept_fuse);
+		if (fuse_session_mount(fs->se, dev) != 0) {
+			set_err(err, EBADF, "the kept FUSE connection (fd %d) is unusable", kept_fuse);
+			goto fail;
+		}
+		kept_fuse = -1; /* the session's now */
+		/* Until served: a failed takeover must leave the mount to the next attempt. */
+		g_atomic_int_set(&fs->keep_mount, 1);
+		int sfd = kept_state;
+		kept_state = -1;
+		GError *e2 = NULL;
+		if (!fs_survival_takeover(fs, sfd, &e2)) {
+			if (!fs->surv)
+				close(sfd);
+			g_propagate_prefixed_error(err, e2, "taking over the mount of %s: ", mountpoint);
+			goto fail;
+		}
+		g_atomic_int_set(&fs->keep_mount, 0);
+	} else {
+		if (fuse_session_mount(fs->se, mountpoint) != 0) {
+			set_err(err, EIO,
+				"cannot mount the shadow tree on %s (not root, fuse module missing or "
+				"mountpoint unusable; libfuse logged the cause)", mountpoint);
+			g_clear_pointer(&fs->mountpoint, g_free);
+			goto fail;
+		}
+		GError *e2 = NULL;
+		if (!fs_survival_fresh(fs, &e2)) {
+			g_propagate_prefixed_error(err, e2, "starting the mount of %s: ", mountpoint);
+			goto fail;
+		}
+	}
 	/* The mount's device, to recognise our own files in descriptors callers pass
 	 * to cgroup.event_control. DONT_SYNC: no request, the loop is not running yet. */
 	struct statx sx;
@@ -146,6 +186,11 @@ od_shadowfs *od_shadowfs_new(int root_fd, const char *mountpoint, od_controller 
 
 fail:
 	od_shadowfs_free(fs);
+fail_kept:
+	if (kept_fuse >= 0)
+		close(kept_fuse);
+	if (kept_state >= 0)
+		close(kept_state);
 	return NULL;
 }
 
@@ -157,8 +202,11 @@ int od_shadowfs_run(od_shadowfs *fs)
 	if (!cfg)
 		return ENOMEM;
 	fuse_loop_cfg_set_max_threads(cfg, fs->opts.max_threads);
-	/* one /dev/fuse descriptor per worker: no thundering herd on a single fd */
-	fuse_loop_cfg_set_clone_fd(cfg, 1);
+	/* One /dev/fuse descriptor per worker (no thundering herd on a single fd) where
+	 * the kernel cannot re-queue a dead server's requests (those read on a clone fail
+	 * with ECONNABORTED when it dies instead of waiting forever), or where nobody keeps
+	 * the connection anyway (takeover.c). */
+	fuse_loop_cfg_set_clone_fd(cfg, !fs->opts.kept_outside || fs_survival_clone_fd(fs));
 	g_atomic_int_set(&fs->running, 1);
 	int r = fuse_session_loop_mt(fs->se, cfg);
 	g_atomic_int_set(&fs->running, 0);
@@ -180,16 +228,45 @@ static gpointer nudge_thread(gpointer data)
 	return NULL;
 }
 
-void od_shadowfs_exit(od_shadowfs *fs)
+/* Our own mount: libfuse knows no mountpoint for a connection it was handed. */
+static void unmount(od_shadowfs *fs)
 {
-	if (!fs || !fs->se || !g_atomic_int_compare_and_exchange(&fs->exiting, 0, 1))
+	if (g_atomic_int_get(&fs->keep_mount) || !fs->mountpoint)
 		return;
+	if (!fs->took_over) {
+		fuse_session_unmount(fs->se);
+	} else if (umount2(fs->mountpoint, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT) {
+		g_warning("unmounting %s: %s", fs->mountpoint, g_strerror(errno));
+	}
+}
+
+static void stop(od_shadowfs *fs)
+{
 	fuse_session_exit(fs->se);
 	/* Opening the root with O_PATH sends nothing; only the fstat in the helper
 	 * thread does, and that one may wait until a worker is free, so it must not
 	 * be this thread (which may be one libfuse needs). */
 	int fd = fs->mountpoint ? open(fs->mountpoint, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
-	if (fd >= 0) {
+	if (fd >= 0 && g_atomic_int_get(&fs->keep_mount)) {
+		/* The connection outlives us: if a worker reads the GETATTR after libfuse's
+		 * loop has decided to end, it drops it unanswered, and the caller then waits
+		 * uninterruptibly (request_wait_answer) for the successor, which would keep a
+		 * thread of ours, and so our exit, hanging. A child process asks instead. */
+		pid_t pid = fork();
+		if (pid == 0) {
+			/* Nothing but the mount: a copy of our /dev/fuse descriptors would keep
+			 * the connection (and the request it waits on) alive. */
+			if (fd > 0)
+				close_range(0, (unsigned)fd - 1, 0);
+			close_range((unsigned)fd + 1, ~0U, 0);
+			struct stat st;
+			(void)fstat(fd, &st);
+			_exit(0);
+		}
+		if (pid < 0)
+			g_warning("stopping the shadow tree: fork for the wake-up: %s", g_strerror(errno));
+		close(fd);
+	} else if (fd >= 0) {
 		GError *e = NULL;
 		fs->nudge = g_thread_try_new("oomd-fs-stop", nudge_thread, GINT_TO_POINTER(fd), &e);
 		if (!fs->nudge) {
@@ -202,14 +279,36 @@ void od_shadowfs_exit(od_shadowfs *fs)
 			  fs->mountpoint, g_strerror(errno));
 	}
 	/* Lazy unmount: processes with files open keep them until they close them. */
-	fuse_session_unmount(fs->se);
+	unmount(fs);
 }
 
-void fs_handle_track(od_shadowfs *fs, gpointer h, void (*close_fn)(od_shadowfs *, gpointer))
+void od_shadowfs_exit(od_shadowfs *fs)
+{
+	if (!fs || !fs->se || !g_atomic_int_compare_and_exchange(&fs->exiting, 0, 1))
+		return;
+	stop(fs);
+}
+
+void od_shadowfs_exit_keep(od_shadowfs *fs)
+{
+	if (!fs || !fs->se || !g_atomic_int_compare_and_exchange(&fs->exiting, 0, 1))
+		return;
+	g_atomic_int_set(&fs->keep_mount, 1);
+	stop(fs);
+}
+
+void od_shadowfs_kept_fds(od_shadowfs *fs, int *fuse_fd, int *state_fd)
+{
+	*fuse_fd = fs->se ? fuse_session_fd(fs->se) : -1;
+	*state_fd = fs_survival_state_fd(fs);
+}
+
+uint64_t fs_handle_track(od_shadowfs *fs, gpointer h, void (*close_fn)(od_shadowfs *, gpointer))
 {
 	g_mutex_lock(&fs->handles_lock);
 	g_hash_table_insert(fs->handles, h, (gpointer)close_fn);
 	g_mutex_unlock(&fs->handles_lock);
+	return fs_handle_fh(fs, h);
 }
 
 void fs_handle_untrack(od_shadowfs *fs, gpointer h)
@@ -224,7 +323,7 @@ void od_shadowfs_free(od_shadowfs *fs)
 	if (!fs)
 		return;
 	if (fs->se)
-		fuse_session_unmount(fs->se);
+		unmount(fs);
 	/* Handles the kernel never released (the loop ended with files open). */
 	GHashTableIter it;
 	gpointer h, fn;
@@ -244,6 +343,7 @@ void od_shadowfs_free(od_shadowfs *fs)
 	if (fs->nudge)
 		g_thread_join(fs->nudge);
 	fs_inodes_free(fs->inodes);
+	fs_survival_free(fs);
 	g_free(fs->mountpoint);
 	g_free(fs);
 }

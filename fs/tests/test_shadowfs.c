@@ -568,3 +568,48 @@ Test(shadowfs, procs_pids_are_translated_from_the_callers_namespace)
 	close(pipefd[0]);
 	close(pipefd[1]);
 }
+
+/* Survival (takeover.c): the first server stops for a successor keeping the mount;
+ * a second session takes the kept connection over (its recorded FUSE_INIT replayed),
+ * serves the same mount, and refuses the file handle of a file opened before. */
+Test(shadowfs, a_successor_serves_the_same_connection)
+{
+	SKIP_UNLESS_READY();
+	g_autofree char *before = slurp("a/memory.max");
+	cr_assert_not_null(before, "read before: %s", strerror(errno));
+	g_autofree char *p = in_mnt("a/memory.events");
+	int held = open(p, O_RDONLY);
+	cr_assert_geq(held, 0);
+	int ffd, sfd;
+	od_shadowfs_kept_fds(fs, &ffd, &sfd);
+	ffd = dup(ffd); /* the keeper's copies */
+	sfd = dup(sfd);
+	cr_assert(ffd >= 0 && sfd >= 0);
+	od_shadowfs_exit_keep(fs);
+	int r = GPOINTER_TO_INT(g_thread_join(server));
+	cr_assert_eq(r, 0);
+	od_shadowfs_free(fs);
+
+	od_shadowfs_opts o;
+	od_shadowfs_opts_defaults(&o);
+	o.max_threads = 4;
+	o.fuse_fd = ffd;
+	o.state_fd = sfd;
+	GError *err = NULL;
+	fs = od_shadowfs_new(root_fd, mnt, ctl, &o, &err);
+	cr_assert_not_null(fs, "takeover: %s", err ? err->message : "?");
+	server = g_thread_new("serve", serve, NULL);
+
+	g_autofree char *after = slurp("a/memory.max");
+	cr_assert_not_null(after, "read after the takeover: %s", strerror(errno));
+	cr_assert_str_eq(after, before);
+	char buf[64];
+	ssize_t n = read(held, buf, sizeof buf);
+	int e = errno;
+	cr_assert_eq(n, -1, "a handle of the previous server must not be used");
+	cr_assert_eq(e, ESTALE, "read on it: %s", strerror(e));
+	cr_assert_eq(close(held), 0);
+	/* and a fresh open of the same file works */
+	g_autofree char *again = slurp("a/memory.events");
+	cr_assert_not_null(again, "%s", strerror(errno));
+}

@@ -38,6 +38,11 @@ int64_t od_now(void);
  * (no CAP_SYS_NICE) is logged once per thread and the thread keeps its niceness. */
 void od_controller_set_rt_priority(od_controller *c, int prio);
 
+/* The watchdog's heartbeat: the deadline thread wakes at least every ms (0: only for
+ * deadlines) and counts its wake-ups; od_controller_beats reads the count (any thread). */
+void od_controller_set_heartbeat(od_controller *c, int ms);
+uint64_t od_controller_beats(od_controller *c);
+
 /* Starts the deadline thread: it sleeps on the timerfd that follows
  * oe_next_wakeup(), samples held cgroups and decides their kills, off the main
  * loop (which may block in the kernel under pressure). Not started, no deadline
@@ -71,6 +76,8 @@ int od_controller_write_limit(od_controller *c, uint64_t id, uint64_t bytes);
 int od_controller_write_high(od_controller *c, uint64_t id, uint64_t bytes);
 
 bool od_controller_view(od_controller *c, uint64_t id, oe_view *v);
+/* Managed cgroups and holds under root (its st_ino), for the service manager's STATUS=. */
+void od_controller_counts(od_controller *c, uint64_t root, size_t *managed, size_t *held);
 
 /* Read-only snapshot for the status socket: calls fn for every known cgroup (or only
  * `only`, if not 0) with its view and the real directory's path, after the engine's

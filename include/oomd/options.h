@@ -20,6 +20,7 @@ enum {
 	OD_EXIT_MOUNTPOINT = 4, /* mountpoint missing, not a directory, or busy */
 	OD_EXIT_CGROUP = 5,     /* no cgroup2 mount, or the memory controller is not enabled */
 	OD_EXIT_FUSE = 6,       /* FUSE unavailable (/dev/fuse) or the mount failed */
+	OD_EXIT_HANDOVER = 75,  /* SIGUSR2: stopped serving, the mount left to a successor */
 };
 
 typedef struct {
@@ -29,6 +30,8 @@ typedef struct {
 	bool allow_other;   /* false with --no-allow-other */
 	unsigned max_threads; /* 0: the shadow tree's default */
 	bool release_all;
+	bool supervise;     /* --supervise: keep the connection, run the server as a child */
+	int watchdog_sec;   /* --watchdog-sec N: the supervisor's watchdog (0: none) */
 	bool debug;
 	bool version;
 	bool foreground;    /* accepted; the daemon always stays in the foreground */

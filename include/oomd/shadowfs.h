@@ -20,6 +20,15 @@ typedef struct {
 	unsigned max_threads;      /* worker bound (default 16) */
 	bool debug;                /* libfuse debug output */
 	bool v1_layout;            /* serve the cgroup-v1 memory layout instead of v2 */
+	/* Takeover (default -1, -1: mount afresh): a /dev/fuse connection a previous
+	 * server of this mountpoint initialised, and the state memfd it left; both kept
+	 * outside the process (systemd's fd store, the supervisor). Served again, not
+	 * mounted. od_shadowfs_new owns both from then on, also on failure. */
+	int fuse_fd;
+	int state_fd;
+	/* A service manager will keep the connection (default false): on a kernel that can
+	 * re-queue a dead server's requests, workers then read the kept descriptor itself. */
+	bool kept_outside;
 } od_shadowfs_opts;
 
 typedef struct od_shadowfs od_shadowfs;
@@ -34,6 +43,11 @@ od_shadowfs *od_shadowfs_new(int root_fd, const char *mountpoint, od_controller 
 int od_shadowfs_run(od_shadowfs *fs);
 /* Safe from another thread: stop the loop and unmount. */
 void od_shadowfs_exit(od_shadowfs *fs);
+/* Safe from another thread: stop the loop and leave the mount to a successor (the
+ * connection lives on in the descriptors kept outside the process). */
+void od_shadowfs_exit_keep(od_shadowfs *fs);
+/* The descriptors a successor needs (owned by fs; dup them to keep them). */
+void od_shadowfs_kept_fds(od_shadowfs *fs, int *fuse_fd, int *state_fd);
 void od_shadowfs_free(od_shadowfs *fs);
 
 #endif

@@ -454,3 +454,22 @@ Test(controller, legacy_user_state_is_removed_and_never_adopted, .timeout = 20)
 	close(ufd);
 	teardown();
 }
+
+/* The watchdog is fed only while the deadline thread beats (fdstore.c): with a
+ * heartbeat it wakes without any deadline; without one it sleeps. */
+Test(controller, the_deadline_thread_beats_for_the_watchdog, .timeout = 20)
+{
+	setup(OE_KILL_GROUP);
+	od_controller_set_heartbeat(ctl, 20);
+	od_controller_start_deadlines(ctl);
+	uint64_t b0 = od_controller_beats(ctl);
+	g_usleep(400 * 1000);
+	uint64_t b1 = od_controller_beats(ctl);
+	cr_assert_geq(b1 - b0, 5, "%" G_GUINT64_FORMAT " beats in 400 ms at a 20 ms heartbeat", b1 - b0);
+	od_controller_set_heartbeat(ctl, 0); /* the next wake-up is the last until a deadline */
+	g_usleep(100 * 1000);
+	uint64_t b2 = od_controller_beats(ctl);
+	g_usleep(300 * 1000);
+	cr_assert_eq(od_controller_beats(ctl), b2, "beats without a heartbeat or a deadline");
+	teardown();
+}

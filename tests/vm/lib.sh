@@ -286,3 +286,15 @@ owner_moves() {
 	grep -q "/c2\$" "/proc/$_sp/cgroup" || fail "pid $_sp is in $(cat "/proc/$_sp/cgroup"), not c2"
 	kill "$_sp"
 }
+# survival (f-ctr-restart, f-upgrade, f-inflight): a daemon started with --supervise
+# server_pid: the server the supervisor ($DAEMON_PID) runs now; false when none
+server_pid() {
+	for _p in /proc/[0-9]*; do
+		read -r _sp _sc _ss _spp _ <"$_p/stat" 2>/dev/null || continue
+		[ "$_spp" = "$DAEMON_PID" ] && { echo "$_sp"; return 0; }
+	done
+	return 1
+}
+# takeovers: how many times a server took the kept FUSE connection over (its log line)
+takeovers() { grep -c 'took over the FUSE connection' /tmp/oomdelayfs.log; }
+_took_over() { [ "$(takeovers)" -gt "$1" ]; }
