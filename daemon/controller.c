@@ -1095,31 +1095,6 @@ int od_controller_write_high(od_controller *c, uint64_t id, uint64_t bytes)
 	return user_write(c, oe_write_high, id, bytes);
 }
 
-typedef struct {
-	const oe_engine *eng;
-	size_t managed, held;
-} counts;
-
-static void count_one(uint64_t id, void *ud)
-{
-	counts *k = ud;
-	oe_view v;
-	if (oe_view_get(k->eng, id, &v)) {
-		k->managed += v.managed;
-		k->held += v.in_hold;
-	}
-}
-
-void od_controller_counts(od_controller *c, uint64_t root, size_t *managed, size_t *held)
-{
-	counts k = { .eng = c->eng };
-	engine_lock(c, "counts");
-	oe_foreach_subtree(c->eng, root, count_one, &k);
-	engine_unlock(c);
-	*managed = k.managed;
-	*held = k.held;
-}
-
 bool od_controller_view(od_controller *c, uint64_t id, oe_view *v)
 {
 	engine_lock(c, "view");

@@ -85,15 +85,24 @@ static uint64_t beats(void *ctl)
 /* STATUS= for `systemctl status`: the managed and held counts, every 5 s. */
 typedef struct {
 	od_controller *ctl;
-	uint64_t root;
 	const char *mountpoint;
+	size_t managed, held;
 } status_ctx;
+
+static void count_one(void *ud, uint64_t id, const char *path, const oe_view *v)
+{
+	status_ctx *s = ud;
+	(void)id, (void)path;
+	s->managed += v->managed;
+	s->held += v->in_hold;
+}
 
 static gboolean update_status(gpointer ud)
 {
 	status_ctx *s = ud;
-	size_t managed, held;
-	od_controller_counts(s->ctl, s->root, &managed, &held);
+	s->managed = s->held = 0;
+	od_controller_snapshot(s->ctl, 0, count_one, s);
+	size_t managed = s->managed, held = s->held;
 	g_autofree char *line = g_strdup_printf("serving %s: %zu cgroups managed, %zu held", s->mountpoint,
 						managed, held);
 	od_notify_status(line);
@@ -333,13 +342,8 @@ int main(int argc, char **argv)
 						 takeover ? ", taken over" : "");
 	od_notify_ready(ready);
 	od_watchdog_start(watchdog_ms, beats, ctl);
-	struct stat rst;
 	status_ctx sc = { .ctl = ctl, .mountpoint = o.mountpoint };
-	guint src_status = 0;
-	if (d.kept && fstat(root_fd, &rst) == 0) {
-		sc.root = rst.st_ino;
-		src_status = g_timeout_add_seconds(5, update_status, &sc);
-	}
+	guint src_status = d.kept ? g_timeout_add_seconds(5, update_status, &sc) : 0;
 	g_main_loop_run(d.loop);
 
 	g_source_remove(src_usr2);

@@ -76,8 +76,6 @@ int od_controller_write_limit(od_controller *c, uint64_t id, uint64_t bytes);
 int od_controller_write_high(od_controller *c, uint64_t id, uint64_t bytes);
 
 bool od_controller_view(od_controller *c, uint64_t id, oe_view *v);
-/* Managed cgroups and holds under root (its st_ino), for the service manager's STATUS=. */
-void od_controller_counts(od_controller *c, uint64_t root, size_t *managed, size_t *held);
 
 /* Read-only snapshot for the status socket: calls fn for every known cgroup (or only
  * `only`, if not 0) with its view and the real directory's path, after the engine's
