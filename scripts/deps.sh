@@ -4,7 +4,7 @@
 set -eu
 PKGS="gcc clang meson ninja-build pkg-config libfuse3-dev fuse3 libglib2.0-dev
 libcgroup-dev cgroup-tools libcriterion-dev qemu-system-x86 busybox-static cpio
-kmod zstd xz-utils attr help2man libjson-glib-dev libsystemd-dev
+kmod zstd xz-utils attr help2man libjson-glib-dev libsystemd-dev systemd
 debhelper dpkg-dev fakeroot lintian debootstrap"
 missing=""
 for p in $PKGS; do
