@@ -2,14 +2,17 @@
 # (oomdelayfs --cgroup-root /sys/fs/cgroup /sys/fs/cgroup), cgroup-tools (libcgroup) work
 # unchanged: cgset -r memory.oom_delay_millisecs=500, cgset -r memory.oom_control=1,
 # cgget -r memory.oom_control, cgcreate (the new group inherits T, rule 7), cgexec.
-# The real tree is checked through a second cgroup2 mount on /tmp/realcg.
+# The real tree is checked through a bind mount of the real cgroup2 mount on /tmp/realcg (a
+# bind: a second `mount -t cgroup2` from the initial cgroup namespace re-applies its own
+# options to the one hierarchy, and without nsdelegate it switched the boundary off for every
+# later scenario (s-ctr saw the real tree let a container root out)).
 # Figures: what cgget printed, the tools' run times.
 # timeout: 90
 . /oomd/lib.sh
 command -v cgset >/dev/null && command -v cgget >/dev/null || skip "cgroup-tools not in the image"
 REAL=/tmp/realcg
 mkdir -p "$REAL"
-mount -t cgroup2 none "$REAL" || fail "cannot mount a second cgroup2 view on $REAL"
+mount --bind /sys/fs/cgroup "$REAL" || fail "cannot bind the real cgroup2 mount on $REAL"
 cg=$(mkcg g)
 G=${cg#$CGROOT/}
 rcg=$REAL/$G
