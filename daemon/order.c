@@ -184,6 +184,11 @@ static od_batch *pick_locked(od_order *q, bool urgent_only)
 od_batch *od_order_take(od_order *q, bool urgent_only, void (*on_wake)(void *), void *ud)
 {
 	g_mutex_lock(&q->qlock);
+	/* Once before the first wait too: a kick that came after the caller last looked
+	 * (od_controller_set_rt_priority while the kill actuator was starting) but before
+	 * it waits would otherwise be lost. Under qlock, so a later kick finds it waiting. */
+	if (on_wake)
+		on_wake(ud);
 	od_batch *b;
 	while (!(b = pick_locked(q, urgent_only)) && !(q->stopping && !q->head)) {
 		g_cond_wait(&q->qcond, &q->qlock);

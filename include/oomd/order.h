@@ -56,7 +56,7 @@ void od_order_wait_turn(od_order *q, od_batch *hdr);
 void od_order_done(od_order *q, od_batch *b);
 
 /* Actuator side: blocks for the next runnable QUEUED batch (kills only when
- * urgent_only); on_wake(ud) runs after each wake-up, under qlock. NULL once
+ * urgent_only); on_wake(ud) runs on entry and after each wake-up, under qlock. NULL once
  * stopped and nothing is left. */
 od_batch *od_order_take(od_order *q, bool urgent_only, void (*on_wake)(void *), void *ud);
 void od_order_stop(od_order *q);

@@ -31,13 +31,16 @@ case "$line" in
 *) fail "not 32 times EINVAL and a legitimate registration: $line" ;;
 esac
 slowest=$(echo "$line" | sed -n 's/.*slowest=\([0-9.]*\).*/\1/p')
+# a directory of its own: /tmp is shared by every scenario of a run (s-fdreserve's
+# /tmp/r.out once matched a /tmp/r.* glob here and this wait never ended)
+rd=$(mktemp -d /tmp/fusefd-reads.XXXXXX)
 t0=$(now_ms)
 i=0
 while [ $i -lt 32 ]; do
-	cat "$s/memory.oom_control" >/tmp/r.$i 2>&1 &
+	cat "$s/memory.oom_control" >"$rd/$i" 2>&1 &
 	i=$((i + 1))
 done
-allread() { for f in /tmp/r.*; do grep -q '^under_oom' "$f" || return 1; done; }
+allread() { for f in "$rd"/*; do grep -q '^under_oom' "$f" || return 1; done; }
 wait_for 10000 allread || fail "32 parallel reads of the shadow did not all answer within 10 s"
 tr=$(($(now_ms) - t0))
 k0=$(evkey "$cg" oom_kill)
