@@ -82,6 +82,11 @@ done
 if [ -x "$BUILD/daemon/oomdelayfs" ]; then
 	add_bin "$BUILD/daemon/oomdelayfs"
 fi
+# container runtimes (Debian's runc and crun) and the project's OCI hook and runtime shim, for the
+# c-* scenarios; a runtime that is not installed is left out and its scenario skips
+for p in /usr/sbin/runc /usr/bin/crun "$BUILD/oci/oomdelayfs-oci-hook" "$BUILD/oci/oomdelayfs-runtime"; do
+	[ -x "$p" ] && add_bin "$p"
+done
 
 if [ -f "$CACHE/$LABEL/fuse.ko" ]; then
 	cp "$CACHE/$LABEL/fuse.ko" "$ROOT"/lib/modules/fuse.ko
@@ -103,7 +108,7 @@ echo "$LABEL" >"$ROOT"/etc/oomd-kernel
 
 cp "$HERE"/init "$ROOT"/init
 chmod 0755 "$ROOT"/init
-cp "$HERE"/lib.sh "$ROOT"/oomd/lib.sh
+cp "$HERE"/lib.sh "$HERE"/containers.sh "$ROOT"/oomd/
 cp "$HERE"/scenarios/*.sh "$ROOT"/oomd/scenarios/
 
 mkdir -p "$(dirname "$OUT")"

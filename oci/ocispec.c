@@ -1,0 +1,204 @@
+/* ocispec - the parts of an OCI config.json oomdelayfs reads and edits (see ocispec.h). */
+#include "ocispec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <glib/gstdio.h>
+
+G_DEFINE_QUARK(ocispec-error-quark, ocispec_error)
+
+static JsonNode *object_root(JsonParser *parser, const char *what, GError **error)
+{
+	JsonNode *root = json_parser_get_root(parser);
+	if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root)) {
+		g_set_error(error, OCISPEC_ERROR, OCISPEC_ERROR_INVALID, "%s: not a JSON object", what);
+		return NULL;
+	}
+	return json_node_copy(root);
+}
+
+JsonNode *ocispec_load_file(const char *path, GError **error)
+{
+	g_autoptr(JsonParser) parser = json_parser_new();
+	if (!json_parser_load_from_file(parser, path, error))
+		return NULL;
+	return object_root(parser, path, error);
+}
+
+JsonNode *ocispec_load_data(const char *data, gssize len, GError **error)
+{
+	g_autoptr(JsonParser) parser = json_parser_new();
+	if (!json_parser_load_from_data(parser, data, len, error))
+		return NULL;
+	return object_root(parser, "state", error);
+}
+
+JsonObject *ocispec_object_at(JsonObject *root, const char *dotted)
+{
+	g_auto(GStrv) parts = g_strsplit(dotted, ".", -1);
+	JsonObject *o = root;
+	for (char **p = parts; o != NULL && *p != NULL; p++) {
+		JsonNode *n = json_object_get_member(o, *p);
+		o = (n != NULL && JSON_NODE_HOLDS_OBJECT(n)) ? json_node_get_object(n) : NULL;
+	}
+	return o;
+}
+
+/* A string annotation of `ann`, or NULL (absent, or not a string). */
+static const char *annotation(JsonObject *ann, const char *name)
+{
+	if (ann == NULL)
+		return NULL;
+	JsonNode *n = json_object_get_member(ann, name);
+	if (n == NULL || !JSON_NODE_HOLDS_VALUE(n) || json_node_get_value_type(n) != G_TYPE_STRING)
+		return NULL;
+	return json_node_get_string(n);
+}
+
+gboolean ocispec_request(JsonObject *config, JsonObject *extra_annotations, OcispecRequest *req,
+			 GError **error)
+{
+	memset(req, 0, sizeof(*req));
+	JsonObject *mem = ocispec_object_at(config, "linux.resources.memory");
+	if (mem != NULL && json_object_has_member(mem, "disableOOMKiller")) {
+		JsonNode *n = json_object_get_member(mem, "disableOOMKiller");
+		if (JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_BOOLEAN &&
+		    json_node_get_boolean(n))
+			req->disable = req->from_config = TRUE;
+	}
+	JsonObject *ann = ocispec_object_at(config, "annotations");
+	if (annotation(ann, OCISPEC_ANN_DELAY) == NULL && annotation(ann, OCISPEC_ANN_DISABLE) == NULL)
+		ann = extra_annotations;
+
+	const char *d = annotation(ann, OCISPEC_ANN_DISABLE);
+	if (d != NULL) {
+		if (g_strcmp0(d, "true") == 0 || g_strcmp0(d, "1") == 0) {
+			req->disable = TRUE;
+		} else if (g_strcmp0(d, "false") != 0 && g_strcmp0(d, "0") != 0) {
+			g_set_error(error, OCISPEC_ERROR, OCISPEC_ERROR_INVALID,
+				    "annotation %s=\"%s\": not true, false, 1 or 0", OCISPEC_ANN_DISABLE, d);
+			return FALSE;
+		}
+	}
+	const char *t = annotation(ann, OCISPEC_ANN_DELAY);
+	if (t != NULL) {
+		guint64 v;
+		g_autoptr(GError) e = NULL;
+		/* the daemon applies its own range (the kernel's parsing); here only a decimal */
+		if (!g_ascii_string_to_unsigned(t, 10, 0, G_MAXUINT64, &v, &e)) {
+			g_set_error(error, OCISPEC_ERROR, OCISPEC_ERROR_INVALID,
+				    "annotation %s=\"%s\": %s", OCISPEC_ANN_DELAY, t, e->message);
+			return FALSE;
+		}
+		g_snprintf(req->delay, sizeof(req->delay), "%" G_GUINT64_FORMAT, v);
+	}
+	return TRUE;
+}
+
+static JsonObject *ensure_object(JsonObject *parent, const char *name)
+{
+	JsonNode *n = json_object_get_member(parent, name);
+	if (n != NULL && JSON_NODE_HOLDS_OBJECT(n))
+		return json_node_get_object(n);
+	JsonObject *o = json_object_new();
+	json_object_set_object_member(parent, name, o); /* takes the reference */
+	return o;
+}
+
+static JsonArray *ensure_array(JsonObject *parent, const char *name)
+{
+	JsonNode *n = json_object_get_member(parent, name);
+	if (n != NULL && JSON_NODE_HOLDS_ARRAY(n))
+		return json_node_get_array(n);
+	JsonArray *a = json_array_new();
+	json_object_set_array_member(parent, name, a);
+	return a;
+}
+
+static gboolean has_our_hook(JsonArray *hooks)
+{
+	for (guint i = 0; i < json_array_get_length(hooks); i++) {
+		JsonNode *h = json_array_get_element(hooks, i);
+		if (!JSON_NODE_HOLDS_OBJECT(h))
+			continue;
+		const char *p = json_object_get_string_member_with_default(json_node_get_object(h), "path", "");
+		if (g_str_has_suffix(p, "/" OCISPEC_HOOK_NAME))
+			return TRUE;
+	}
+	return FALSE;
+}
+
+gboolean ocispec_add_hook(JsonObject *config, const char *hook_path, const char *const *hook_args,
+			  int timeout_s)
+{
+	JsonObject *mem = ocispec_object_at(config, "linux.resources.memory");
+	if (mem != NULL && json_object_has_member(mem, "disableOOMKiller")) {
+		JsonNode *n = json_object_get_member(mem, "disableOOMKiller");
+		if (JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_BOOLEAN &&
+		    json_node_get_boolean(n))
+			json_object_set_string_member(ensure_object(config, "annotations"),
+						      OCISPEC_ANN_DISABLE, "true");
+		json_object_remove_member(mem, "disableOOMKiller");
+	}
+	JsonArray *stage = ensure_array(ensure_object(config, "hooks"), "createRuntime");
+	if (has_our_hook(stage))
+		return FALSE;
+	JsonObject *hook = json_object_new();
+	json_object_set_string_member(hook, "path", hook_path);
+	JsonArray *args = json_array_new();
+	for (const char *const *a = hook_args; *a != NULL; a++)
+		json_array_add_string_element(args, *a);
+	json_object_set_array_member(hook, "args", args);
+	json_object_set_int_member(hook, "timeout", timeout_s);
+	json_array_add_object_element(stage, hook);
+	return TRUE;
+}
+
+gboolean ocispec_save(JsonNode *root, const char *path, GError **error)
+{
+	g_autoptr(JsonGenerator) gen = json_generator_new();
+	json_generator_set_root(gen, root);
+	gsize len;
+	g_autofree char *text = json_generator_to_data(gen, &len);
+	struct stat st;
+	mode_t mode = g_stat(path, &st) == 0 ? (st.st_mode & 07777) : 0644;
+	g_autofree char *tmp = g_strdup_printf("%s.oomdelayfs-XXXXXX", path);
+	int fd = g_mkstemp_full(tmp, O_WRONLY | O_CLOEXEC, (int)mode);
+	if (fd < 0) {
+		int e = errno;
+		g_set_error(error, G_IO_ERROR, g_io_error_from_errno(e), "%s: %s", tmp, g_strerror(e));
+		return FALSE;
+	}
+	gboolean ok = TRUE;
+	for (gsize off = 0; ok && off < len;) {
+		ssize_t n = write(fd, text + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			ok = FALSE;
+		else
+			off += (gsize)n;
+	}
+	int e = errno;
+	if (ok && (fchmod(fd, mode) != 0 || fsync(fd) != 0)) {
+		ok = FALSE;
+		e = errno;
+	}
+	if (close(fd) != 0 && ok) {
+		ok = FALSE;
+		e = errno;
+	}
+	if (ok && g_rename(tmp, path) != 0) {
+		ok = FALSE;
+		e = errno;
+	}
+	if (!ok) {
+		g_unlink(tmp);
+		g_set_error(error, G_IO_ERROR, g_io_error_from_errno(e), "writing %s: %s", path,
+			    g_strerror(e));
+	}
+	return ok;
+}

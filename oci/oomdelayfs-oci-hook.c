@@ -1,0 +1,270 @@
+/* oomdelayfs-oci-hook - the OCI createRuntime hook that connects a container to the
+ * oomdelayfs shadow tree (docs/design-runtimes.md).
+ *
+ * usage: oomdelayfs-oci-hook [--shadow DIR] [--cgroup-prefix PATH] [--no-mount]
+ *   reads the container's state (OCI runtime-spec "State") on stdin
+ *
+ * For a container whose config.json asks (ocispec.h), before its first process runs:
+ *   1. finds its cgroup from its init process: /proc/<state.pid>/cgroup, read in the hook's
+ *      own cgroup namespace (the runtime's), so the same under the cgroupfs and the systemd
+ *      drivers, whatever cgroupsPath said;
+ *   2. checks that DIR/<cgroup> (DIR: the daemon's mount point, default /run/oomdelayfs/shadow;
+ *      PATH: the cgroup DIR serves, default /) is an oomdelayfs mount that lists that pid;
+ *   3. writes memory.oom_delay_millisecs and memory.oom_control = 1 there;
+ *   4. mounts that directory over the container's /sys/fs/cgroup, on top of the runtime's
+ *      cgroup2 mount (which stays underneath, visible in /proc/self/mountinfo), with the
+ *      same read-only/nosuid/nodev/noexec flags; not done if the container has no cgroup2
+ *      mount at /sys/fs/cgroup, or with --no-mount.
+ * A container that asks for nothing is left alone (exit 0 at once). Any failure exits 1
+ * with the reason on stderr, which the runtime reports; the container does not start.
+ *
+ * Why createRuntime (measured with runc 1.1.5 and crun 1.8.1, tests/vm/scenarios/c-*.sh):
+ * both run it in the runtime's namespaces after the init process joined its cgroup, after
+ * the limits were written, and after the container's mounts (its cgroup2 at
+ * <rootfs>/sys/fs/cgroup) were made in its mount namespace, before pivot_root and before
+ * the user's process. createContainer runs inside the container's namespaces (crun passes
+ * pid 0); startContainer needs the hook binary inside the container's root.
+ */
+#include "ocispec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#ifndef FUSE_SUPER_MAGIC
+#define FUSE_SUPER_MAGIC 0x65735546
+#endif
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+static char *opt_shadow = NULL;
+static char *opt_prefix = NULL;
+static gboolean opt_no_mount = FALSE;
+
+static GOptionEntry entries[] = {
+	{ "shadow", 0, 0, G_OPTION_ARG_FILENAME, &opt_shadow,
+	  "The oomdelayfs mount point. Default /run/oomdelayfs/shadow.", "DIR" },
+	{ "cgroup-prefix", 0, 0, G_OPTION_ARG_STRING, &opt_prefix,
+	  "The cgroup the shadow's root is (the daemon's --cgroup-root, as a cgroup path). Default /.",
+	  "PATH" },
+	{ "no-mount", 0, 0, G_OPTION_ARG_NONE, &opt_no_mount,
+	  "Apply the settings only; leave the container's /sys/fs/cgroup as the runtime made it.", NULL },
+	{ NULL, 0, 0, 0, NULL, NULL, NULL }
+};
+
+static int die(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+static int die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs(OCISPEC_HOOK_NAME ": ", stderr);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+static char *read_stdin(gsize *len)
+{
+	GString *s = g_string_new(NULL);
+	char buf[4096];
+	for (;;) {
+		ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		g_string_append_len(s, buf, n);
+	}
+	*len = s->len;
+	return g_string_free(s, FALSE);
+}
+
+/* The cgroup-v2 path of `pid` ("0::/a/b" in /proc/<pid>/cgroup), or NULL with a message. */
+static char *cgroup_of(gint64 pid)
+{
+	g_autofree char *path = g_strdup_printf("/proc/%" G_GINT64_FORMAT "/cgroup", pid);
+	g_autofree char *text = NULL;
+	g_autoptr(GError) e = NULL;
+	if (!g_file_get_contents(path, &text, NULL, &e)) {
+		die("%s", e->message);
+		return NULL;
+	}
+	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+	for (char **l = lines; *l != NULL; l++)
+		if (g_str_has_prefix(*l, "0::/")) {
+			const char *cg = *l + 3;
+			/* a path outside our cgroup namespace reads "/../x": refuse, never climb */
+			if (strstr(cg, "/..") != NULL) {
+				die("%s: %s is outside the hook's cgroup namespace", path, cg);
+				return NULL;
+			}
+			return g_strdup(cg);
+		}
+	die("%s has no cgroup-v2 line (a cgroup-v1 or hybrid host?)", path);
+	return NULL;
+}
+
+/* TRUE if `dir`/cgroup.procs (read through the shadow: pids of our namespace) lists pid. */
+static gboolean lists_pid(const char *dir, gint64 pid)
+{
+	g_autofree char *procs = g_build_filename(dir, "cgroup.procs", NULL);
+	g_autofree char *text = NULL;
+	if (!g_file_get_contents(procs, &text, NULL, NULL))
+		return FALSE;
+	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+	for (char **l = lines; *l != NULL; l++)
+		if (**l != '\0' && g_ascii_strtoll(*l, NULL, 10) == pid)
+			return TRUE;
+	return FALSE;
+}
+
+static int write_knob(const char *dir, const char *name, const char *value)
+{
+	g_autofree char *path = g_build_filename(dir, name, NULL);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return die("open %s: %s", path, g_strerror(errno));
+	ssize_t n = write(fd, value, strlen(value));
+	int e = errno;
+	close(fd);
+	if (n < 0)
+		return die("write %s to %s: %s", value, path, g_strerror(e));
+	return 0;
+}
+
+/* The container's root as seen in its mount namespace before pivot_root: root.path,
+ * relative to the bundle unless absolute. */
+static char *rootfs_of(JsonObject *config, const char *bundle)
+{
+	JsonObject *root = ocispec_object_at(config, "root");
+	const char *p = root ? json_object_get_string_member_with_default(root, "path", NULL) : NULL;
+	if (p == NULL)
+		return NULL;
+	return g_path_is_absolute(p) ? g_strdup(p) : g_build_filename(bundle, p, NULL);
+}
+
+/* Bind `dir` (resolved here, in the runtime's mount namespace) over <rootfs>/sys/fs/cgroup in
+ * the mount namespace of `pid`. A detached clone (open_tree) is made first and moved in after
+ * setns: the shadow need not be visible from the container's namespace. */
+static int mount_over(const char *dir, gint64 pid, const char *rootfs)
+{
+	int tree = open_tree(AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (tree < 0)
+		return die("open_tree %s: %s", dir, g_strerror(errno));
+	g_autofree char *ns = g_strdup_printf("/proc/%" G_GINT64_FORMAT "/ns/mnt", pid);
+	int nsfd = open(ns, O_RDONLY | O_CLOEXEC);
+	if (nsfd < 0)
+		return die("open %s: %s", ns, g_strerror(errno));
+	if (setns(nsfd, CLONE_NEWNS) != 0)
+		return die("setns %s: %s", ns, g_strerror(errno));
+	close(nsfd);
+
+	g_autofree char *target = g_build_filename(rootfs, "sys/fs/cgroup", NULL);
+	struct statfs sf;
+	if (statfs(target, &sf) != 0 || (unsigned long)sf.f_type != CGROUP2_SUPER_MAGIC) {
+		if (statfs(target, &sf) == 0 && (unsigned long)sf.f_type == FUSE_SUPER_MAGIC)
+			return 0; /* already done: the hook is in the config twice */
+		fprintf(stderr, OCISPEC_HOOK_NAME ": %s is not a cgroup2 mount in the container; "
+			"settings applied, /sys/fs/cgroup left as it is\n", target);
+		return 0;
+	}
+	/* the runtime's choice of flags (Docker and CRI mount cgroup read-only) is kept */
+	struct statvfs sv;
+	if (statvfs(target, &sv) != 0)
+		return die("statvfs %s: %s", target, g_strerror(errno));
+	struct mount_attr attr = { 0 };
+	if (sv.f_flag & ST_RDONLY)
+		attr.attr_set |= MOUNT_ATTR_RDONLY;
+	if (sv.f_flag & ST_NOSUID)
+		attr.attr_set |= MOUNT_ATTR_NOSUID;
+	if (sv.f_flag & ST_NODEV)
+		attr.attr_set |= MOUNT_ATTR_NODEV;
+	if (sv.f_flag & ST_NOEXEC)
+		attr.attr_set |= MOUNT_ATTR_NOEXEC;
+	if (attr.attr_set != 0 &&
+	    mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) != 0)
+		return die("mount_setattr on the clone of %s: %s", dir, g_strerror(errno));
+	if (move_mount(tree, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) != 0)
+		return die("move_mount %s onto %s: %s", dir, target, g_strerror(errno));
+	close(tree);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	g_autoptr(GOptionContext) ctx = g_option_context_new("< STATE");
+	g_option_context_set_summary(ctx,
+		"OCI createRuntime hook: applies a container's disableOOMKiller and the annotations\n"
+		OCISPEC_ANN_DELAY " / " OCISPEC_ANN_DISABLE " through the oomdelayfs\n"
+		"shadow tree and mounts the container's shadow cgroup over its /sys/fs/cgroup.");
+	g_option_context_add_main_entries(ctx, entries, NULL);
+	g_autoptr(GError) e = NULL;
+	if (!g_option_context_parse(ctx, &argc, &argv, &e)) {
+		die("%s", e->message);
+		return 2;
+	}
+	const char *shadow = opt_shadow ? opt_shadow : "/run/oomdelayfs/shadow";
+	const char *prefix = opt_prefix ? opt_prefix : "/";
+
+	gsize len;
+	g_autofree char *text = read_stdin(&len);
+	g_autoptr(JsonNode) state = ocispec_load_data(text, (gssize)len, &e);
+	if (state == NULL)
+		return die("the state on stdin: %s", e->message);
+	JsonObject *st = json_node_get_object(state);
+	gint64 pid = json_object_get_int_member_with_default(st, "pid", 0);
+	const char *bundle = json_object_get_string_member_with_default(st, "bundle", NULL);
+	if (pid <= 0 || bundle == NULL)
+		return die("the state has no pid or bundle (run as a createRuntime or prestart hook)");
+
+	g_autofree char *cfgpath = g_build_filename(bundle, "config.json", NULL);
+	g_autoptr(JsonNode) config = ocispec_load_file(cfgpath, &e);
+	if (config == NULL)
+		return die("%s", e->message);
+	OcispecRequest req;
+	if (!ocispec_request(json_node_get_object(config), ocispec_object_at(st, "annotations"), &req, &e))
+		return die("%s", e->message);
+	if (!ocispec_asks(&req))
+		return 0;
+
+	g_autofree char *cg = cgroup_of(pid);
+	if (cg == NULL)
+		return 1;
+	g_autofree char *pfx = g_strdup(prefix);
+	while (strlen(pfx) > 1 && g_str_has_suffix(pfx, "/"))
+		pfx[strlen(pfx) - 1] = '\0';
+	const char *rel = cg;
+	if (strcmp(pfx, "/") != 0) {
+		if (!g_str_has_prefix(cg, pfx) || (cg[strlen(pfx)] != '/' && cg[strlen(pfx)] != '\0'))
+			return die("the container's cgroup %s is not under --cgroup-prefix %s", cg, pfx);
+		rel = cg + strlen(pfx);
+	}
+	g_autofree char *dir = g_build_filename(shadow, rel, NULL);
+	struct statfs sf;
+	if (statfs(dir, &sf) != 0)
+		return die("%s: %s (is oomdelayfs serving %s?)", dir, g_strerror(errno), shadow);
+	if ((unsigned long)sf.f_type != FUSE_SUPER_MAGIC)
+		return die("%s is not on a FUSE mount (is oomdelayfs serving %s?)", dir, shadow);
+	if (!lists_pid(dir, pid))
+		return die("%s/cgroup.procs does not list the container's pid %" G_GINT64_FORMAT
+			   " (wrong --shadow or --cgroup-prefix?)", dir, pid);
+
+	if (req.delay[0] != '\0' && write_knob(dir, "memory.oom_delay_millisecs", req.delay) != 0)
+		return 1;
+	if (req.disable && write_knob(dir, "memory.oom_control", "1") != 0)
+		return 1;
+	if (opt_no_mount)
+		return 0;
+	g_autofree char *rootfs = rootfs_of(json_node_get_object(config), bundle);
+	if (rootfs == NULL)
+		return die("%s has no root.path", cfgpath);
+	return mount_over(dir, pid, rootfs);
+}
