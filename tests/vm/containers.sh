@@ -59,7 +59,7 @@ finish() { wait "$1"; RC=$?; }
 cleanup() { for c in $CTRS; do $RT delete -f "$c" >/dev/null 2>&1; done; }
 trap cleanup EXIT
 INSIDE='cgdetect >/io/$(hostname).detect; ls /sys/fs/cgroup >/io/$(hostname).ls; cat /sys/fs/cgroup/cgroup.procs >/io/$(hostname).procs'
-uoom() { grep -q '^under_oom 1' "$1/memory.oom_control"; }
+uoom() { grep -q '^under_oom 1' "$1/memory.oom_control" 2>/dev/null; }
 mkcg . >/dev/null # $OOMD_CG with +memory, the containers' parent
 
 # the shim finds the real runtime and the hook in its key file

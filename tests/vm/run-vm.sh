@@ -76,6 +76,10 @@ fi
 
 OUTDIR=$BUILD/vm
 mkdir -p "$OUTDIR"
+# runc, crun and their libraries make the image 2.7 times as large (4.3 -> 11.7 MB): only for
+# the container scenarios (c-*)
+IMGOPTS=''
+case " $(echo $SCENARIOS) " in *" c-"*) IMGOPTS=--containers ;; esac
 
 "$HERE/fetch-kernels.sh" "$CACHE" || { echo "run-vm: cannot get the kernels"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 
@@ -97,7 +101,8 @@ boot() { # label: build the initramfs, boot, write $OUTDIR/serial-<label>.log an
 	img=$OUTDIR/initramfs-$label.cpio.gz
 	log=$OUTDIR/serial-$label.log
 	rm -f "$log" "$OUTDIR/vm-$label.rc" "$OUTDIR/serial-$label.boot-panic.log"
-	if ! "$HERE/build-initramfs.sh" --kernel "$label" --build-dir "$BUILD" --cache "$CACHE" --out "$img" >"$log" 2>&1; then
+	# shellcheck disable=SC2086
+	if ! "$HERE/build-initramfs.sh" --kernel "$label" --build-dir "$BUILD" --cache "$CACHE" --out "$img" $IMGOPTS >"$log" 2>&1; then
 		echo "initramfs build failed" >>"$log"
 		echo 3 >"$OUTDIR/vm-$label.rc"
 		return
