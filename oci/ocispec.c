@@ -157,6 +157,58 @@ gboolean ocispec_add_hook(JsonObject *config, const char *hook_path, const char 
 	return TRUE;
 }
 
+char *ocispec_shadow_dir(const char *shadow, const char *prefix, const char *cgroup, GError **error)
+{
+	/* the kernel shows a cgroup outside the reader's cgroup namespace as "/../x" */
+	g_auto(GStrv) parts = g_strsplit(cgroup, "/", -1);
+	gboolean climbs = FALSE;
+	for (char **p = parts; *p != NULL; p++)
+		climbs |= strcmp(*p, "..") == 0 || strcmp(*p, ".") == 0;
+	if (cgroup[0] != '/' || climbs) {
+		g_set_error(error, OCISPEC_ERROR, OCISPEC_ERROR_INVALID,
+			    "cgroup %s is outside the hook's cgroup namespace", cgroup);
+		return NULL;
+	}
+	g_autofree char *pfx = g_strdup(prefix);
+	gsize n = strlen(pfx);
+	while (n > 1 && pfx[n - 1] == '/')
+		pfx[--n] = '\0';
+	const char *rel = cgroup;
+	if (strcmp(pfx, "/") != 0) {
+		if (!g_str_has_prefix(cgroup, pfx) || (cgroup[n] != '/' && cgroup[n] != '\0')) {
+			g_set_error(error, OCISPEC_ERROR, OCISPEC_ERROR_INVALID,
+				    "the container's cgroup %s is not under --cgroup-prefix %s", cgroup, pfx);
+			return NULL;
+		}
+		rel = cgroup + n;
+	}
+	if (rel[0] == '\0' || strcmp(rel, "/") == 0)
+		return g_strdup(shadow);
+	return g_build_filename(shadow, rel, NULL);
+}
+
+char *ocispec_bundle_of(int argc, char **argv)
+{
+	/* the runtimes' global options that take a value (runc, crun) */
+	static const char *const with_value[] = { "--root", "--log", "--log-format", "--criu",
+						  "--rootless", "--cgroup-manager", NULL };
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-'; i++)
+		if (strchr(argv[i], '=') == NULL && g_strv_contains(with_value, argv[i]))
+			i++;
+	if (i >= argc || (strcmp(argv[i], "create") != 0 && strcmp(argv[i], "run") != 0))
+		return NULL;
+	for (i++; i < argc; i++) {
+		if (strcmp(argv[i], "--bundle") == 0 || strcmp(argv[i], "-b") == 0)
+			return i + 1 < argc ? g_strdup(argv[i + 1]) : NULL;
+		if (g_str_has_prefix(argv[i], "--bundle="))
+			return g_strdup(argv[i] + strlen("--bundle="));
+		if (g_str_has_prefix(argv[i], "-b") && argv[i][2] != '\0')
+			return g_strdup(argv[i] + 2);
+	}
+	return g_get_current_dir();
+}
+
 gboolean ocispec_save(JsonNode *root, const char *path, GError **error)
 {
 	g_autoptr(JsonGenerator) gen = json_generator_new();

@@ -58,6 +58,16 @@ JsonObject *ocispec_object_at(JsonObject *root, const char *dotted);
 gboolean ocispec_add_hook(JsonObject *config, const char *hook_path, const char *const *hook_args,
 			  int timeout_s);
 
+/* The shadow directory of cgroup `cgroup` ("/a/b", from /proc/<pid>/cgroup) when `shadow`
+ * serves the cgroup `prefix` ("/" or "/x/y"), or NULL with an error if the cgroup is not
+ * under the prefix or the path climbs ("/.." : outside the reader's cgroup namespace). */
+char *ocispec_shadow_dir(const char *shadow, const char *prefix, const char *cgroup, GError **error);
+
+/* The bundle directory of a runtime command line (argv[0] is the runtime) if it is a
+ * `create` or `run`, after the global options; runc and crun both take --bundle/-b, default
+ * the current directory. NULL for every other command. */
+char *ocispec_bundle_of(int argc, char **argv);
+
 /* Writes the document to `path` through a temporary file in the same directory and a
  * rename, keeping the original file's mode. */
 gboolean ocispec_save(JsonNode *root, const char *path, GError **error);

@@ -99,15 +99,8 @@ static char *cgroup_of(gint64 pid)
 	}
 	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
 	for (char **l = lines; *l != NULL; l++)
-		if (g_str_has_prefix(*l, "0::/")) {
-			const char *cg = *l + 3;
-			/* a path outside our cgroup namespace reads "/../x": refuse, never climb */
-			if (strstr(cg, "/..") != NULL) {
-				die("%s: %s is outside the hook's cgroup namespace", path, cg);
-				return NULL;
-			}
-			return g_strdup(cg);
-		}
+		if (g_str_has_prefix(*l, "0::/"))
+			return g_strdup(*l + 3); /* checked by ocispec_shadow_dir */
 	die("%s has no cgroup-v2 line (a cgroup-v1 or hybrid host?)", path);
 	return NULL;
 }
@@ -238,16 +231,9 @@ int main(int argc, char **argv)
 	g_autofree char *cg = cgroup_of(pid);
 	if (cg == NULL)
 		return 1;
-	g_autofree char *pfx = g_strdup(prefix);
-	while (strlen(pfx) > 1 && g_str_has_suffix(pfx, "/"))
-		pfx[strlen(pfx) - 1] = '\0';
-	const char *rel = cg;
-	if (strcmp(pfx, "/") != 0) {
-		if (!g_str_has_prefix(cg, pfx) || (cg[strlen(pfx)] != '/' && cg[strlen(pfx)] != '\0'))
-			return die("the container's cgroup %s is not under --cgroup-prefix %s", cg, pfx);
-		rel = cg + strlen(pfx);
-	}
-	g_autofree char *dir = g_build_filename(shadow, rel, NULL);
+	g_autofree char *dir = ocispec_shadow_dir(shadow, prefix, cg, &e);
+	if (dir == NULL)
+		return die("%s", e->message);
 	struct statfs sf;
 	if (statfs(dir, &sf) != 0)
 		return die("%s: %s (is oomdelayfs serving %s?)", dir, g_strerror(errno), shadow);

@@ -81,30 +81,6 @@ static gboolean load_config(ShimConfig *c, GError **error)
 	return TRUE;
 }
 
-/* The command's bundle directory if argv is a `create` or `run` (after the runtime's global
- * options), else NULL. runc and crun both take --bundle/-b (default: the current directory). */
-static char *bundle_of(int argc, char **argv)
-{
-	int i = 1;
-	/* global options before the command; those that take a value */
-	static const char *const with_value[] = { "--root", "--log", "--log-format", "--criu",
-						  "--rootless", "--cgroup-manager", NULL };
-	for (; i < argc && argv[i][0] == '-'; i++)
-		if (strchr(argv[i], '=') == NULL && g_strv_contains(with_value, argv[i]))
-			i++;
-	if (i >= argc || (strcmp(argv[i], "create") != 0 && strcmp(argv[i], "run") != 0))
-		return NULL;
-	for (i++; i < argc; i++) {
-		if (strcmp(argv[i], "--bundle") == 0 || strcmp(argv[i], "-b") == 0)
-			return i + 1 < argc ? g_strdup(argv[i + 1]) : NULL;
-		if (g_str_has_prefix(argv[i], "--bundle="))
-			return g_strdup(argv[i] + strlen("--bundle="));
-		if (g_str_has_prefix(argv[i], "-b") && argv[i][2] != '\0')
-			return g_strdup(argv[i] + 2);
-	}
-	return g_get_current_dir();
-}
-
 static gboolean cgroup2_host(void)
 {
 	struct statfs sf;
@@ -150,7 +126,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, SHIM ": %s\n", e->message);
 		return 1;
 	}
-	g_autofree char *bundle = bundle_of(argc, argv);
+	g_autofree char *bundle = ocispec_bundle_of(argc, argv);
 	if (bundle != NULL && cgroup2_host() && !prepare_bundle(&c, bundle))
 		return 1;
 	argv[0] = c.runtime;
