@@ -3,8 +3,10 @@
 # VM's own /bin and libraries, bind-mounted read-only), --no-pivot (there is no pivot_root
 # from an initramfs), a cgroup namespace and a cgroup under $OOMD_CG. Four containers:
 #   A  asks for nothing: run twice, before the daemon starts (plain runtime) and through the
-#      shim with the daemon up; same /sys/fs/cgroup listing, cgroup2 underneath only, the
-#      same OOM kill, and its config.json left byte for byte as it was by the shim
+#      shim with the daemon up and the hook in its config; same /sys/fs/cgroup listing,
+#      cgroup2 only, the same OOM kill, and its config.json left byte for byte by the shim
+#   X  asks while no daemon runs: does not start, the hook says why; a bad annotation value:
+#      refused by the shim
 #   B  disableOOMKiller: true, through the shim (oomdelayfs-runtime): held at its limit, not
 #      killed, and runs on when `$RT update --memory` raises the limit from the host;
 #      inside: the synthetic files, its own pids in cgroup.procs, what the JVM-style and
@@ -70,6 +72,8 @@ hook=/bin/oomdelayfs-oci-hook
 hook-args=--shadow;/run/oomdelayfs/shadow
 K
 export OOMDELAYFS_CONFIG=/tmp/oomdelayfs-runtime.conf
+# the hook as podman's and CRI-O's hooks.d put it into config.json (packaging/oci/oomdelayfs.json)
+hook='"createRuntime":[{"path":"/bin/oomdelayfs-oci-hook","args":["oomdelayfs-oci-hook"],"timeout":10}]'
 
 # ---- A, without oomdelayfs: the baseline
 # runc and crun remove a container's cgroup when it ends: its kills are counted in the
@@ -84,11 +88,30 @@ k_a0=$(($(pk) - p0))
 [ "$k_a0" -ge 1 ] || fail "plain container died without an OOM kill"
 grep -q 'statfs /sys/fs/cgroup 0x63677270 cgroup2' "$IO/a0.detect" || fail "baseline: $(cat "$IO/a0.detect")"
 
+# ---- a container that asks while no daemon serves the shadow does not start (its process
+# never runs), and a bad annotation value is refused by the shim before the runtime runs
+# (runc puts the hook's stderr into its error; crun only into the file its annotation
+# run.oci.hooks.stderr names)
+bundle x1 "" "\"org.oomdelayfs.oom_delay_millisecs\":\"1000\",\"run.oci.hooks.stderr\":\"$IO/x1.hookerr\"" "" "$INSIDE" >/dev/null
+start x1 oomdelayfs-runtime
+finish "$RUN_PID"; rc_x1=$RC
+[ "$rc_x1" != 0 ] || fail "a container asking for a delay started with no daemon"
+[ ! -e "$IO/x1.ls" ] || fail "the process of a container whose hook failed ran"
+cat "$IO/x1.out" "$IO/x1.hookerr" 2>/dev/null | grep -q 'oomdelayfs-oci-hook: .*oomdelayfs serving /run/oomdelayfs/shadow' ||
+	fail "no reason from the hook in $RT's output: $(cat "$IO/x1.out" "$IO/x1.hookerr" 2>&1)"
+bundle x2 "" '"org.oomdelayfs.oom_delay_millisecs":"soon"' "" "$INSIDE" >/dev/null
+start x2 oomdelayfs-runtime
+finish "$RUN_PID"; rc_x2=$RC
+[ "$rc_x2" = 1 ] && grep -q 'oomdelayfs-runtime: .*oom_delay_millisecs="soon"' "$IO/x2.out" ||
+	fail "the shim did not refuse a bad annotation (exit $rc_x2): $(cat "$IO/x2.out")"
+[ ! -e "$IO/x2.ls" ] || fail "the process of a container with a bad annotation ran"
+
 start_daemon /run/oomdelayfs/shadow
 SH=/run/oomdelayfs/shadow${OOMD_CG#$CGROOT}
 
-# ---- A, through the shim with the daemon up: nothing changes
-ba=$(bundle a1 "" "" "" "$INSIDE; exec odt hog 256")
+# ---- A, through the shim with the daemon up, and the hook in its config.json too (as a
+# hooks.d file with "always" would put it): nothing changes
+ba=$(bundle a1 "" "" "$hook" "$INSIDE; exec odt hog 256")
 cp "$ba/config.json" /tmp/a1.before
 p0=$(pk)
 start a1 oomdelayfs-runtime
@@ -141,7 +164,6 @@ grep -q 'statfs /sys/fs/cgroup 0x65735546 fuse' "$IO/b.detect" || fail "b: statf
 
 # ---- C: the delay annotation, the hook as hooks.d injects it; a v1 listener inside
 T=1500
-hook='"createRuntime":[{"path":"/bin/oomdelayfs-oci-hook","args":["oomdelayfs-oci-hook"],"timeout":10}]'
 bundle c "" "\"org.oomdelayfs.oom_delay_millisecs\":\"$T\"" "$hook" \
 	"$INSIDE; cat /sys/fs/cgroup/memory.oom_delay_millisecs >/io/c.t; v1listener /sys/fs/cgroup --count 1 --timeout 60000 --ready /io/c.ready >/io/c.listen 2>&1 & while [ ! -e /io/c.ready ]; do usleep 10000; done; odt hog 256" >/dev/null
 rm -f "$IO/c.ready"
@@ -161,7 +183,8 @@ kl=$(kill_late "$OOMD_CG" "$dlns")
 grep -q '^signal 1 .*under_oom 1' "$IO/c.listen" || fail "the v1 listener inside c was not notified: $(cat "$IO/c.listen")"
 grep -qx 1 "$IO/c.procs" || fail "cgroup.procs inside c: $(tr '\n' ' ' <"$IO/c.procs")"
 stop_daemon
-pass "$RT: plain container killed (exit 137, oom_kill $k_a0) with and without oomdelayfs, same $(wc -l <"$IO/a1.ls") files, cgroup2 only;" \
+pass "$RT: no daemon -> exit $rc_x1, bad annotation -> exit $rc_x2, the process never ran;" \
+	"plain container killed (exit 137, oom_kill $k_a0) with and without oomdelayfs, same $(wc -l <"$IO/a1.ls") files, cgroup2 only;" \
 	"disableOOMKiller held 3 s at $(mib "$ub") MiB, '$RT update --memory 128M' -> exit 0 after ${traise} ms (64 MiB touched, no kill);" \
 	"delay $T ms held, killed $kl ms after the deadline (exit 137), v1 listener inside notified;" \
 	"inside: $(wc -l <"$IO/b.ls") files (synthetic ones too), cgroup.procs '$(tr '\n' ' ' <"$IO/b.procs" | sed 's/ $//')'," \
