@@ -18,7 +18,7 @@
  * A container that asks for nothing is left alone (exit 0 at once). Any failure exits 1
  * with the reason on stderr, which the runtime reports; the container does not start.
  *
- * Why createRuntime (measured with runc 1.1.5 and crun 1.8.1, tests/vm/scenarios/c-*.sh):
+ * Why createRuntime (measured with runc 1.1.5 and crun 1.8.1, tests/vm/experiments/x-hook-stages.sh):
  * both run it in the runtime's namespaces after the init process joined its cgroup, after
  * the limits were written, and after the container's mounts (its cgroup2 at
  * <rootfs>/sys/fs/cgroup) were made in its mount namespace, before pivot_root and before
