@@ -58,6 +58,24 @@ static const char *annotation(JsonObject *ann, const char *name)
 	return json_node_get_string(n);
 }
 
+/* A true/false annotation: *out set if present; FALSE with an error for another value. */
+static gboolean bool_annotation(JsonObject *ann, const char *name, gboolean *out, GError **error)
+{
+	const char *v = annotation(ann, name);
+	if (v == NULL)
+		return TRUE;
+	if (g_strcmp0(v, "true") == 0 || g_strcmp0(v, "1") == 0) {
+		*out = TRUE;
+	} else if (g_strcmp0(v, "false") == 0 || g_strcmp0(v, "0") == 0) {
+		*out = FALSE;
+	} else {
+		g_set_error(error, OCISPEC_ERROR, OCISPEC_ERROR_INVALID,
+			    "annotation %s=\"%s\": not true, false, 1 or 0", name, v);
+		return FALSE;
+	}
+	return TRUE;
+}
+
 gboolean ocispec_request(JsonObject *config, JsonObject *extra_annotations, OcispecRequest *req,
 			 GError **error)
 {
@@ -73,16 +91,13 @@ gboolean ocispec_request(JsonObject *config, JsonObject *extra_annotations, Ocis
 	if (annotation(ann, OCISPEC_ANN_DELAY) == NULL && annotation(ann, OCISPEC_ANN_DISABLE) == NULL)
 		ann = extra_annotations;
 
-	const char *d = annotation(ann, OCISPEC_ANN_DISABLE);
-	if (d != NULL) {
-		if (g_strcmp0(d, "true") == 0 || g_strcmp0(d, "1") == 0) {
-			req->disable = TRUE;
-		} else if (g_strcmp0(d, "false") != 0 && g_strcmp0(d, "0") != 0) {
-			g_set_error(error, OCISPEC_ERROR, OCISPEC_ERROR_INVALID,
-				    "annotation %s=\"%s\": not true, false, 1 or 0", OCISPEC_ANN_DISABLE, d);
-			return FALSE;
-		}
-	}
+	gboolean yes = FALSE;
+	if (!bool_annotation(ann, OCISPEC_ANN_DISABLE, &yes, error))
+		return FALSE;
+	req->disable |= yes;
+	req->mount = TRUE;
+	if (!bool_annotation(ann, OCISPEC_ANN_MOUNT, &req->mount, error))
+		return FALSE;
 	const char *t = annotation(ann, OCISPEC_ANN_DELAY);
 	if (t != NULL) {
 		guint64 v;

@@ -11,7 +11,9 @@
  *   annotations["org.oomdelayfs.oom_kill_disable"] = true|1 -> memory.oom_control = 1
  *   annotations["org.oomdelayfs.oom_delay_millisecs"] = T   -> memory.oom_delay_millisecs = T
  * (the kill-disable annotation exists because crun refuses disableOOMKiller on cgroup v2
- * and Docker drops it; the shim moves the field to the annotation).
+ * and Docker drops it; the shim moves the field to the annotation), and
+ *   annotations["org.oomdelayfs.mount"] = false|0  -> settings only, /sys/fs/cgroup left as
+ *                                                     the runtime made it (systemd inside)
  */
 #ifndef OOMD_OCISPEC_H
 #define OOMD_OCISPEC_H
@@ -21,6 +23,7 @@
 
 #define OCISPEC_ANN_DELAY "org.oomdelayfs.oom_delay_millisecs"
 #define OCISPEC_ANN_DISABLE "org.oomdelayfs.oom_kill_disable"
+#define OCISPEC_ANN_MOUNT "org.oomdelayfs.mount"
 #define OCISPEC_HOOK_NAME "oomdelayfs-oci-hook"
 
 #define OCISPEC_ERROR (ocispec_error_quark())
@@ -31,6 +34,7 @@ typedef struct {
 	gboolean disable;          /* write memory.oom_control = 1 */
 	gboolean from_config;      /* ... because of linux.resources.memory.disableOOMKiller */
 	char delay[24];            /* memory.oom_delay_millisecs to write ("" = none asked) */
+	gboolean mount;            /* mount the shadow over /sys/fs/cgroup (default TRUE) */
 } OcispecRequest;
 
 /* Parses a JSON document (a file, or data already read); the root must be an object. */

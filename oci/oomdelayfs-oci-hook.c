@@ -14,7 +14,8 @@
  *   4. mounts that directory over the container's /sys/fs/cgroup, on top of the runtime's
  *      cgroup2 mount (which stays underneath, visible in /proc/self/mountinfo), with the
  *      same read-only/nosuid/nodev/noexec flags; not done if the container has no cgroup2
- *      mount at /sys/fs/cgroup, or with --no-mount.
+ *      mount at /sys/fs/cgroup, with --no-mount, or for a container annotated
+ *      org.oomdelayfs.mount=false (systemd inside needs statfs to say cgroup2).
  * A container that asks for nothing is left alone (exit 0 at once). Any failure exits 1
  * with the reason on stderr, which the runtime reports; the container does not start.
  *
@@ -247,7 +248,7 @@ int main(int argc, char **argv)
 		return 1;
 	if (req.disable && write_knob(dir, "memory.oom_control", "1") != 0)
 		return 1;
-	if (opt_no_mount)
+	if (opt_no_mount || !req.mount)
 		return 0;
 	g_autofree char *rootfs = rootfs_of(json_node_get_object(config), bundle);
 	if (rootfs == NULL)

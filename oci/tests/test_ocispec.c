@@ -49,6 +49,22 @@ Test(request, delay)
 	cr_assert(request("{\"annotations\":{\"org.oomdelayfs.oom_delay_millisecs\":\"1500\"}}", &r, NULL));
 	cr_assert_str_eq(r.delay, "1500");
 	cr_assert_not(r.disable);
+	cr_assert(r.mount, "the mount is the default");
+}
+
+Test(request, mount_opt_out)
+{
+	OcispecRequest r;
+	cr_assert(request("{\"annotations\":{\"org.oomdelayfs.oom_delay_millisecs\":\"5\","
+			  "\"org.oomdelayfs.mount\":\"false\"}}", &r, NULL));
+	cr_assert_not(r.mount);
+	cr_assert_str_eq(r.delay, "5");
+	cr_assert(request("{\"annotations\":{\"org.oomdelayfs.oom_kill_disable\":\"true\","
+			  "\"org.oomdelayfs.mount\":\"1\"}}", &r, NULL));
+	cr_assert(r.mount && r.disable);
+	/* the opt-out alone asks for nothing */
+	cr_assert(request("{\"annotations\":{\"org.oomdelayfs.mount\":\"0\"}}", &r, NULL));
+	cr_assert_not(ocispec_asks(&r));
 }
 
 Test(request, bad_values_refused)
@@ -60,6 +76,7 @@ Test(request, bad_values_refused)
 		"{\"annotations\":{\"org.oomdelayfs.oom_delay_millisecs\":\"1 2\"}}",
 		"{\"annotations\":{\"org.oomdelayfs.oom_delay_millisecs\":\"99999999999999999999999\"}}",
 		"{\"annotations\":{\"org.oomdelayfs.oom_kill_disable\":\"yes\"}}",
+		"{\"annotations\":{\"org.oomdelayfs.oom_delay_millisecs\":\"5\",\"org.oomdelayfs.mount\":\"no\"}}",
 	};
 	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
 		OcispecRequest r;
