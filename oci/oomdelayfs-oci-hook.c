@@ -48,6 +48,7 @@
 static char *opt_shadow = NULL;
 static char *opt_prefix = NULL;
 static gboolean opt_no_mount = FALSE;
+static gboolean opt_version = FALSE;
 
 static GOptionEntry entries[] = {
 	{ "shadow", 0, 0, G_OPTION_ARG_FILENAME, &opt_shadow,
@@ -57,6 +58,7 @@ static GOptionEntry entries[] = {
 	  "PATH" },
 	{ "no-mount", 0, 0, G_OPTION_ARG_NONE, &opt_no_mount,
 	  "Apply the settings only; leave the container's /sys/fs/cgroup as the runtime made it.", NULL },
+	{ "version", 'V', 0, G_OPTION_ARG_NONE, &opt_version, "Print the version and exit.", NULL },
 	{ NULL, 0, 0, 0, NULL, NULL, NULL }
 };
 
@@ -200,10 +202,22 @@ int main(int argc, char **argv)
 		OCISPEC_ANN_DELAY " / " OCISPEC_ANN_DISABLE " through the oomdelayfs\n"
 		"shadow tree and mounts the container's shadow cgroup over its /sys/fs/cgroup.");
 	g_option_context_add_main_entries(ctx, entries, NULL);
+	g_option_context_set_description(ctx,
+		"A container asks with linux.resources.memory.disableOOMKiller: true or the\n"
+		"annotations " OCISPEC_ANN_DISABLE "=true and " OCISPEC_ANN_DELAY "=T;\n"
+		OCISPEC_ANN_MOUNT "=false keeps /sys/fs/cgroup as the runtime made it.\n"
+		"Install it as a createRuntime hook: packaging/oci/oomdelayfs.json for podman and\n"
+		"CRI-O (hooks.d), or through oomdelayfs-runtime for Docker and containerd.\n"
+		"The container does not start if the hook fails (exit 1, the reason on stderr).\n"
+		"See docs/design-runtimes.md.");
 	g_autoptr(GError) e = NULL;
 	if (!g_option_context_parse(ctx, &argc, &argv, &e)) {
 		die("%s", e->message);
 		return 2;
+	}
+	if (opt_version) {
+		printf(OCISPEC_HOOK_NAME " " OOMD_VERSION "\n");
+		return 0;
 	}
 	const char *shadow = opt_shadow ? opt_shadow : "/run/oomdelayfs/shadow";
 	const char *prefix = opt_prefix ? opt_prefix : "/";

@@ -12,6 +12,7 @@
 # crun: pid 0); startContainer fails under both ("no such file": the path resolves in the
 # container's root); crun refuses disableOOMKiller ("cannot disable OOM killer with cgroupv2").
 # timeout: 120
+# image: containers
 . /oomd/lib.sh
 cat >/tmp/probehook <<'H'
 #!/bin/sh

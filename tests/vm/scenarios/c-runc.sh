@@ -6,6 +6,7 @@
 # is exactly as without oomdelayfs. The body is tests/vm/containers.sh.
 # Figures: the raise's time to the container's exit, the kill after the deadline.
 # timeout: 240
+# image: containers
 . /oomd/lib.sh
 RT=runc
 . /oomd/containers.sh
