@@ -36,6 +36,8 @@
 #include <sys/mount.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <linux/openat2.h>
 #include <unistd.h>
 
 #ifndef FUSE_SUPER_MAGIC
@@ -133,6 +135,8 @@ static int write_knob(const char *dir, const char *name, const char *value)
 	close(fd);
 	if (n < 0)
 		return die("write %s to %s: %s", value, path, g_strerror(e));
+	if ((size_t)n != strlen(value))
+		return die("write %s to %s: %zd bytes taken", value, path, n);
 	return 0;
 }
 
@@ -147,35 +151,53 @@ static char *rootfs_of(JsonObject *config, const char *bundle)
 	return g_path_is_absolute(p) ? g_strdup(p) : g_build_filename(bundle, p, NULL);
 }
 
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+}
+#define AUTOFD __attribute__((cleanup(close_fd)))
+
 /* Bind `dir` (resolved here, in the runtime's mount namespace) over <rootfs>/sys/fs/cgroup in
  * the mount namespace of `pid`. A detached clone (open_tree) is made first and moved in after
- * setns: the shadow need not be visible from the container's namespace. */
+ * setns: the shadow need not be visible from the container's namespace. The target is
+ * resolved below <rootfs> without following symlinks (openat2): before pivot_root the
+ * container's namespace still holds the host's tree, and an image's symlink must not lead
+ * the mount there. */
 static int mount_over(const char *dir, gint64 pid, const char *rootfs)
 {
-	int tree = open_tree(AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	AUTOFD int tree = open_tree(AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	if (tree < 0)
 		return die("open_tree %s: %s", dir, g_strerror(errno));
 	g_autofree char *ns = g_strdup_printf("/proc/%" G_GINT64_FORMAT "/ns/mnt", pid);
-	int nsfd = open(ns, O_RDONLY | O_CLOEXEC);
+	AUTOFD int nsfd = open(ns, O_RDONLY | O_CLOEXEC);
 	if (nsfd < 0)
 		return die("open %s: %s", ns, g_strerror(errno));
 	if (setns(nsfd, CLONE_NEWNS) != 0)
 		return die("setns %s: %s", ns, g_strerror(errno));
-	close(nsfd);
 
-	g_autofree char *target = g_build_filename(rootfs, "sys/fs/cgroup", NULL);
+	AUTOFD int root = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return die("open %s in the container's mount namespace: %s", rootfs, g_strerror(errno));
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH };
+	AUTOFD int target = (int)syscall(SYS_openat2, root, "sys/fs/cgroup", &how, sizeof(how));
+	if (target < 0)
+		return die("%s/sys/fs/cgroup in the container: %s", rootfs, g_strerror(errno));
 	struct statfs sf;
-	if (statfs(target, &sf) != 0 || (unsigned long)sf.f_type != CGROUP2_SUPER_MAGIC) {
-		if (statfs(target, &sf) == 0 && (unsigned long)sf.f_type == FUSE_SUPER_MAGIC)
-			return 0; /* already done: the hook is in the config twice */
-		fprintf(stderr, OCISPEC_HOOK_NAME ": %s is not a cgroup2 mount in the container; "
-			"settings applied, /sys/fs/cgroup left as it is\n", target);
+	if (fstatfs(target, &sf) != 0)
+		return die("statfs %s/sys/fs/cgroup: %s", rootfs, g_strerror(errno));
+	if ((unsigned long)sf.f_type == FUSE_SUPER_MAGIC)
+		return 0; /* already done: the hook is in the config twice */
+	if ((unsigned long)sf.f_type != CGROUP2_SUPER_MAGIC) {
+		fprintf(stderr, OCISPEC_HOOK_NAME ": %s/sys/fs/cgroup is not a cgroup2 mount in the "
+			"container; settings applied, /sys/fs/cgroup left as it is\n", rootfs);
 		return 0;
 	}
 	/* the runtime's choice of flags (Docker and CRI mount cgroup read-only) is kept */
 	struct statvfs sv;
-	if (statvfs(target, &sv) != 0)
-		return die("statvfs %s: %s", target, g_strerror(errno));
+	if (fstatvfs(target, &sv) != 0)
+		return die("statvfs %s/sys/fs/cgroup: %s", rootfs, g_strerror(errno));
 	struct mount_attr attr = { 0 };
 	if (sv.f_flag & ST_RDONLY)
 		attr.attr_set |= MOUNT_ATTR_RDONLY;
@@ -185,12 +207,10 @@ static int mount_over(const char *dir, gint64 pid, const char *rootfs)
 		attr.attr_set |= MOUNT_ATTR_NODEV;
 	if (sv.f_flag & ST_NOEXEC)
 		attr.attr_set |= MOUNT_ATTR_NOEXEC;
-	if (attr.attr_set != 0 &&
-	    mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) != 0)
+	if (attr.attr_set != 0 && mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) != 0)
 		return die("mount_setattr on the clone of %s: %s", dir, g_strerror(errno));
-	if (move_mount(tree, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) != 0)
-		return die("move_mount %s onto %s: %s", dir, target, g_strerror(errno));
-	close(tree);
+	if (move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0)
+		return die("move_mount %s onto %s/sys/fs/cgroup: %s", dir, rootfs, g_strerror(errno));
 	return 0;
 }
 
