@@ -21,8 +21,9 @@ L=$((32 * MiB))
 IO=/tmp/io-$RT
 CTRS=''
 
-# bundle NAME MEMORY-EXTRA ANNOTATIONS HOOKS CMD: a bundle in /tmp/b-NAME for container NAME
-# (cgroup $OOMD_CG/NAME, memory limit L), running CMD (busybox sh -c) with /io = $IO
+# bundle NAME MEMORY-EXTRA ANNOTATIONS HOOKS CMD [ro]: a bundle in /tmp/b-NAME for container
+# NAME (cgroup $OOMD_CG/NAME, memory limit L), running CMD (busybox sh -c) with /io = $IO;
+# its /sys/fs/cgroup read-write, or read-only as Docker and CRI mount it
 bundle() {
 	_b=/tmp/b-$1
 	mkdir -p "$_b/rootfs" "$IO"
@@ -35,7 +36,7 @@ bundle() {
  "mounts":[{"destination":"/proc","type":"proc","source":"proc"},
   {"destination":"/dev","type":"tmpfs","source":"tmpfs","options":["nosuid","mode=755"]},
   {"destination":"/sys","type":"sysfs","source":"sysfs","options":["nosuid","noexec","nodev","ro"]},
-  {"destination":"/sys/fs/cgroup","type":"cgroup","source":"cgroup","options":["nosuid","noexec","nodev","relatime","rw"]},
+  {"destination":"/sys/fs/cgroup","type":"cgroup","source":"cgroup","options":["nosuid","noexec","nodev","relatime","${6:-rw}"]},
   {"destination":"/bin","type":"bind","source":"/bin","options":["rbind","ro"]},
   {"destination":"/lib","type":"bind","source":"/lib","options":["rbind","ro"]},
   {"destination":"/lib64","type":"bind","source":"/lib64","options":["rbind","ro"]},
@@ -127,7 +128,9 @@ grep -q 'top=cgroup2' "$IO/a1.detect" && grep -q 'cgroup2$' "$IO/a1.detect" ||
 grep -q '^memory.oom_control$' "$IO/a1.ls" && fail "plain container has memory.oom_control"
 
 # ---- B: disableOOMKiller through the shim: held, then the host raises the limit
-bb=$(bundle b ',"disableOOMKiller":true' "" "" "$INSIDE; cat /sys/fs/cgroup/memory.oom_control >/io/b.oc; exec odt hog 64 --exit --report /io/b.report")
+# (its cgroup mount read-only, as Docker's: the shadow over it is read-only too, so the
+# container cannot end its own hold by writing 0)
+bb=$(bundle b ',"disableOOMKiller":true' "" "" "$INSIDE; cat /sys/fs/cgroup/memory.oom_control >/io/b.oc; echo 0 2>/io/b.rofs >/sys/fs/cgroup/memory.oom_control; echo \$? >/io/b.rorc; exec odt hog 64 --exit --report /io/b.report" ro)
 start b oomdelayfs-runtime
 B_PID=$RUN_PID
 wait_for 30000 uoom "$SH/b" || fail "container b not held within 30 s: $(cat "$IO/b.out"); $(hold_state "$OOMD_CG/b" "$SH/b")"
@@ -150,6 +153,8 @@ traise=$(($(now_ms) - t1))
 [ "$(pk)" = "$p0" ] || fail "container b: oom_kill moved"
 [ "$(odt progress "$IO/b.report")" = 65536 ] || fail "container b's hog reached $(odt progress "$IO/b.report") KiB, not 65536"
 grep -q '^oom_kill_disable 1' "$IO/b.oc" || fail "memory.oom_control inside b: $(cat "$IO/b.oc")"
+[ "$(cat "$IO/b.rorc")" != 0 ] && grep -q 'Read-only file system' "$IO/b.rofs" ||
+	fail "b's read-only /sys/fs/cgroup took a write of memory.oom_control: $(cat "$IO/b.rorc" "$IO/b.rofs")"
 grep -q '^memory.oom_delay_millisecs$' "$IO/b.ls" && grep -q '^cgroup.event_control$' "$IO/b.ls" ||
 	fail "no synthetic files in b's /sys/fs/cgroup: $(tr '\n' ' ' <"$IO/b.ls")"
 # every file of the plain container's listing is there too
@@ -207,6 +212,6 @@ pass "$RT: no daemon -> exit $rc_x1, bad annotation -> exit $rc_x2, the process 
 	"plain container killed (exit 137, oom_kill $k_a0) with and without oomdelayfs, same $(wc -l <"$IO/a1.ls") files, cgroup2 only;" \
 	"disableOOMKiller held 3 s at $(mib "$ub") MiB, '$RT update --memory 128M' -> exit 0 after ${traise} ms (64 MiB touched, no kill);" \
 	"delay $T ms held, killed $kl ms after the deadline (exit 137), v1 listener inside notified;" \
-	"inside: $(wc -l <"$IO/b.ls") files (synthetic ones too), cgroup.procs '$(tr '\n' ' ' <"$IO/b.procs" | sed 's/ $//')'," \
+	"inside: $(wc -l <"$IO/b.ls") files (synthetic ones too), read-only kept (EROFS), cgroup.procs '$(tr '\n' ' ' <"$IO/b.procs" | sed 's/ $//')'," \
 	"mountinfo: cgroup2 under fuse, memory.max $L via the mount point; statfs: FUSE_SUPER_MAGIC;" \
 	"mount=false: delay $td set, statfs cgroup2, the runtime's files"
