@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <glib/gstdio.h>
@@ -222,6 +223,76 @@ char *ocispec_bundle_of(int argc, char **argv)
 			return g_strdup(argv[i] + 2);
 	}
 	return g_get_current_dir();
+}
+
+guint64 ocispec_cgroup_mount_attrs(JsonObject *config)
+{
+	static const struct {
+		const char *opt;
+		guint64 attr;
+	} opts[] = { { "ro", MOUNT_ATTR_RDONLY }, { "nosuid", MOUNT_ATTR_NOSUID },
+		     { "nodev", MOUNT_ATTR_NODEV }, { "noexec", MOUNT_ATTR_NOEXEC } };
+	guint64 attrs = 0;
+	JsonNode *mounts = json_object_get_member(config, "mounts");
+	for (guint i = 0; mounts != NULL && JSON_NODE_HOLDS_ARRAY(mounts) &&
+			  i < json_array_get_length(json_node_get_array(mounts)); i++) {
+		JsonNode *m = json_array_get_element(json_node_get_array(mounts), i);
+		if (!JSON_NODE_HOLDS_OBJECT(m))
+			continue;
+		JsonObject *mo = json_node_get_object(m);
+		const char *dest = json_object_get_string_member_with_default(mo, "destination", "");
+		JsonNode *o = json_object_get_member(mo, "options");
+		if (g_strcmp0(dest, "/sys/fs/cgroup") != 0 || o == NULL || !JSON_NODE_HOLDS_ARRAY(o))
+			continue;
+		guint64 these = 0; /* the last entry for the destination wins, as it is mounted last */
+		for (guint j = 0; j < json_array_get_length(json_node_get_array(o)); j++) {
+			JsonNode *v = json_array_get_element(json_node_get_array(o), j);
+			if (!JSON_NODE_HOLDS_VALUE(v) || json_node_get_value_type(v) != G_TYPE_STRING)
+				continue;
+			for (gsize k = 0; k < G_N_ELEMENTS(opts); k++)
+				if (strcmp(json_node_get_string(v), opts[k].opt) == 0)
+					these |= opts[k].attr;
+		}
+		attrs = these;
+	}
+	JsonObject *lnx = ocispec_object_at(config, "linux");
+	JsonNode *ro = lnx ? json_object_get_member(lnx, "readonlyPaths") : NULL;
+	for (guint i = 0; ro != NULL && JSON_NODE_HOLDS_ARRAY(ro) &&
+			  i < json_array_get_length(json_node_get_array(ro)); i++) {
+		JsonNode *v = json_array_get_element(json_node_get_array(ro), i);
+		if (JSON_NODE_HOLDS_VALUE(v) && json_node_get_value_type(v) == G_TYPE_STRING &&
+		    strcmp(json_node_get_string(v), "/sys/fs/cgroup") == 0)
+			attrs |= MOUNT_ATTR_RDONLY;
+	}
+	return attrs;
+}
+
+char *ocispec_mount_root(const char *mountinfo, const char *mountpoint, char **fstype)
+{
+	char *root = NULL;
+	g_auto(GStrv) lines = g_strsplit(mountinfo, "\n", -1);
+	for (char **l = lines; *l != NULL; l++) {
+		/* id parent major:minor root mountpoint options [optional...] - fstype source super */
+		g_auto(GStrv) f = g_strsplit(*l, " ", -1);
+		if (g_strv_length(f) < 5)
+			continue;
+		g_autofree char *mp = g_strcompress(f[4]); /* \040 and the like */
+		if (strcmp(mp, mountpoint) != 0)
+			continue;
+		const char *type = NULL;
+		for (char **x = f + 5; *x != NULL; x++)
+			if (strcmp(*x, "-") == 0) {
+				type = x[1];
+				break;
+			}
+		g_free(root);
+		root = g_strcompress(f[3]);
+		if (fstype != NULL) {
+			g_free(*fstype);
+			*fstype = g_strdup(type ? type : "");
+		}
+	}
+	return root;
 }
 
 gboolean ocispec_save(JsonNode *root, const char *path, GError **error)

@@ -72,6 +72,15 @@ char *ocispec_shadow_dir(const char *shadow, const char *prefix, const char *cgr
  * the current directory. NULL for every other command. */
 char *ocispec_bundle_of(int argc, char **argv);
 
+/* MOUNT_ATTR_RDONLY/NOSUID/NODEV/NOEXEC the config asks for its /sys/fs/cgroup: the options
+ * of the mounts[] entry with that destination, and linux.readonlyPaths. (crun makes its
+ * read-only remounts after the createRuntime hooks: the mount's flags then are not final.) */
+guint64 ocispec_cgroup_mount_attrs(JsonObject *config);
+
+/* The root (4th field, unescaped) of the last mount on `mountpoint` in a mountinfo text,
+ * and its file-system type in *fstype (may be NULL); NULL if nothing is mounted there. */
+char *ocispec_mount_root(const char *mountinfo, const char *mountpoint, char **fstype);
+
 /* Writes the document to `path` through a temporary file in the same directory and a
  * rename, keeping the original file's mode. */
 gboolean ocispec_save(JsonNode *root, const char *path, GError **error);

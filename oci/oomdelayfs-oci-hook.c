@@ -11,11 +11,12 @@
  *   2. checks that DIR/<cgroup> (DIR: the daemon's mount point, default /run/oomdelayfs/shadow;
  *      PATH: the cgroup DIR serves, default /) is an oomdelayfs mount that lists that pid;
  *   3. writes memory.oom_delay_millisecs and memory.oom_control = 1 there;
- *   4. mounts that directory over the container's /sys/fs/cgroup, on top of the runtime's
- *      cgroup2 mount (which stays underneath, visible in /proc/self/mountinfo), with the
- *      same read-only/nosuid/nodev/noexec flags; not done if the container has no cgroup2
- *      mount at /sys/fs/cgroup, with --no-mount, or for a container annotated
- *      org.oomdelayfs.mount=false (systemd inside needs statfs to say cgroup2).
+ *   4. mounts the shadow of what the runtime's cgroup2 mount at /sys/fs/cgroup shows (that
+ *      directory with a cgroup namespace; the whole tree without one, as runc does) over it,
+ *      on top (the cgroup2 mount stays underneath, visible in /proc/self/mountinfo), with
+ *      the read-only/nosuid/nodev/noexec flags the runtime gives it; not done if the
+ *      container has no cgroup2 mount at /sys/fs/cgroup, with --no-mount, or for a container
+ *      annotated org.oomdelayfs.mount=false (systemd inside needs statfs to say cgroup2).
  * A container that asks for nothing is left alone (exit 0 at once). Any failure exits 1
  * with the reason on stderr, which the runtime reports; the container does not start.
  *
@@ -29,6 +30,8 @@
 #include "ocispec.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
@@ -158,17 +161,46 @@ static void close_fd(int *fd)
 }
 #define AUTOFD __attribute__((cleanup(close_fd)))
 
-/* Bind `dir` (resolved here, in the runtime's mount namespace) over <rootfs>/sys/fs/cgroup in
- * the mount namespace of `pid`. A detached clone (open_tree) is made first and moved in after
- * setns: the shadow need not be visible from the container's namespace. The target is
- * resolved below <rootfs> without following symlinks (openat2): before pivot_root the
- * container's namespace still holds the host's tree, and an image's symlink must not lead
- * the mount there. */
-static int mount_over(const char *dir, gint64 pid, const char *rootfs)
+/* The shadow directory that shows what the runtime's cgroup2 mount at <rootfs>/sys/fs/cgroup
+ * shows: the root of that mount in the init's mount table (its cgroup with a cgroup namespace;
+ * "/", the whole tree, without one under runc), mapped like the container's cgroup. NULL
+ * (with the reason on stderr) when there is nothing to cover. */
+static char *view_of(gint64 pid, const char *rootfs, const char *shadow, const char *prefix)
 {
-	AUTOFD int tree = open_tree(AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	g_autofree char *path = g_strdup_printf("/proc/%" G_GINT64_FORMAT "/mountinfo", pid);
+	g_autofree char *text = NULL;
+	g_autoptr(GError) e = NULL;
+	if (!g_file_get_contents(path, &text, NULL, &e)) {
+		fprintf(stderr, OCISPEC_HOOK_NAME ": %s; /sys/fs/cgroup left as it is\n", e->message);
+		return NULL;
+	}
+	char real[PATH_MAX];
+	g_autofree char *mp = g_build_filename(realpath(rootfs, real) ? real : rootfs, "sys/fs/cgroup", NULL);
+	g_autofree char *type = NULL;
+	g_autofree char *root = ocispec_mount_root(text, mp, &type);
+	if (root == NULL || g_strcmp0(type, "cgroup2") != 0) {
+		fprintf(stderr, OCISPEC_HOOK_NAME ": %s is not a cgroup2 mount in the container; "
+			"settings applied, /sys/fs/cgroup left as it is\n", mp);
+		return NULL;
+	}
+	char *view = ocispec_shadow_dir(shadow, prefix, root, &e);
+	if (view == NULL)
+		fprintf(stderr, OCISPEC_HOOK_NAME ": the container's cgroup2 mount shows %s: %s; "
+			"settings applied, /sys/fs/cgroup left as it is\n", root, e->message);
+	return view;
+}
+
+/* Bind `view` (resolved here, in the runtime's mount namespace) over <rootfs>/sys/fs/cgroup in
+ * the mount namespace of `pid`, with `attrs` (MOUNT_ATTR_*) and the flags the runtime's mount
+ * has now. A detached clone (open_tree) is made first and moved in after setns: the shadow need
+ * not be visible from the container's namespace. The target is resolved below <rootfs>
+ * without following symlinks (openat2): before pivot_root the container's namespace still
+ * holds the host's tree, and an image's symlink must not lead the mount there. */
+static int mount_over(const char *view, gint64 pid, const char *rootfs, guint64 attrs)
+{
+	AUTOFD int tree = open_tree(AT_FDCWD, view, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	if (tree < 0)
-		return die("open_tree %s: %s", dir, g_strerror(errno));
+		return die("open_tree %s: %s", view, g_strerror(errno));
 	g_autofree char *ns = g_strdup_printf("/proc/%" G_GINT64_FORMAT "/ns/mnt", pid);
 	AUTOFD int nsfd = open(ns, O_RDONLY | O_CLOEXEC);
 	if (nsfd < 0)
@@ -189,16 +221,14 @@ static int mount_over(const char *dir, gint64 pid, const char *rootfs)
 		return die("statfs %s/sys/fs/cgroup: %s", rootfs, g_strerror(errno));
 	if ((unsigned long)sf.f_type == FUSE_SUPER_MAGIC)
 		return 0; /* already done: the hook is in the config twice */
-	if ((unsigned long)sf.f_type != CGROUP2_SUPER_MAGIC) {
-		fprintf(stderr, OCISPEC_HOOK_NAME ": %s/sys/fs/cgroup is not a cgroup2 mount in the "
-			"container; settings applied, /sys/fs/cgroup left as it is\n", rootfs);
-		return 0;
-	}
-	/* the runtime's choice of flags (Docker and CRI mount cgroup read-only) is kept */
+	if ((unsigned long)sf.f_type != CGROUP2_SUPER_MAGIC)
+		return die("%s/sys/fs/cgroup is no longer the cgroup2 mount", rootfs);
+	/* the runtime's flags: those it has set by now, and those the config asks for, which
+	 * crun applies only after the createRuntime hooks (Docker and CRI mount it read-only) */
 	struct statvfs sv;
 	if (fstatvfs(target, &sv) != 0)
 		return die("statvfs %s/sys/fs/cgroup: %s", rootfs, g_strerror(errno));
-	struct mount_attr attr = { 0 };
+	struct mount_attr attr = { .attr_set = attrs };
 	if (sv.f_flag & ST_RDONLY)
 		attr.attr_set |= MOUNT_ATTR_RDONLY;
 	if (sv.f_flag & ST_NOSUID)
@@ -208,9 +238,9 @@ static int mount_over(const char *dir, gint64 pid, const char *rootfs)
 	if (sv.f_flag & ST_NOEXEC)
 		attr.attr_set |= MOUNT_ATTR_NOEXEC;
 	if (attr.attr_set != 0 && mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) != 0)
-		return die("mount_setattr on the clone of %s: %s", dir, g_strerror(errno));
+		return die("mount_setattr on the clone of %s: %s", view, g_strerror(errno));
 	if (move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0)
-		return die("move_mount %s onto %s/sys/fs/cgroup: %s", dir, rootfs, g_strerror(errno));
+		return die("move_mount %s onto %s/sys/fs/cgroup: %s", view, rootfs, g_strerror(errno));
 	return 0;
 }
 
@@ -287,5 +317,8 @@ int main(int argc, char **argv)
 	g_autofree char *rootfs = rootfs_of(json_node_get_object(config), bundle);
 	if (rootfs == NULL)
 		return die("%s has no root.path", cfgpath);
-	return mount_over(dir, pid, rootfs);
+	g_autofree char *view = view_of(pid, rootfs, shadow, prefix);
+	if (view == NULL)
+		return 0;
+	return mount_over(view, pid, rootfs, ocispec_cgroup_mount_attrs(json_node_get_object(config)));
 }

@@ -2,6 +2,7 @@
  * directory of a cgroup and the bundle of a runtime command line. */
 #include <criterion/criterion.h>
 #include <glib/gstdio.h>
+#include <sys/mount.h>
 #include "ocispec.h"
 
 static JsonNode *parse(const char *json)
@@ -209,4 +210,44 @@ Test(save, keeps_mode_and_replaces)
 	cr_assert_eq(count, 1);
 	g_unlink(path);
 	g_rmdir(dir);
+}
+
+Test(mount_attrs, from_the_config)
+{
+	g_autoptr(JsonNode) a = parse("{\"mounts\":[{\"destination\":\"/sys\",\"options\":[\"ro\"]},"
+				      "{\"destination\":\"/sys/fs/cgroup\",\"type\":\"cgroup\",\"options\":"
+				      "[\"nosuid\",\"noexec\",\"nodev\",\"relatime\",\"ro\"]}]}");
+	cr_assert_eq(ocispec_cgroup_mount_attrs(json_node_get_object(a)),
+		     MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	g_autoptr(JsonNode) b = parse("{\"mounts\":[{\"destination\":\"/sys/fs/cgroup\",\"options\":[\"rw\",\"nosuid\"]}]}");
+	cr_assert_eq(ocispec_cgroup_mount_attrs(json_node_get_object(b)), MOUNT_ATTR_NOSUID);
+	/* /sys read-only alone does not make the cgroup mount read-only */
+	g_autoptr(JsonNode) c = parse("{\"mounts\":[{\"destination\":\"/sys\",\"options\":[\"ro\"]}],"
+				      "\"linux\":{\"readonlyPaths\":[\"/proc/sys\"]}}");
+	cr_assert_eq(ocispec_cgroup_mount_attrs(json_node_get_object(c)), 0);
+	g_autoptr(JsonNode) d = parse("{\"linux\":{\"readonlyPaths\":[\"/sys/fs/cgroup\"]}}");
+	cr_assert_eq(ocispec_cgroup_mount_attrs(json_node_get_object(d)), MOUNT_ATTR_RDONLY);
+	g_autoptr(JsonNode) e = parse("{\"mounts\":\"bogus\",\"linux\":{\"readonlyPaths\":7}}");
+	cr_assert_eq(ocispec_cgroup_mount_attrs(json_node_get_object(e)), 0);
+}
+
+Test(mount_root, last_mount_wins_and_escapes)
+{
+	const char *mi =
+		"30 30 0:2 / / rw - rootfs rootfs rw\n"
+		"43 42 0:23 /ctr-runc /tmp/b\\040x/rootfs/sys/fs/cgroup ro,nosuid - cgroup2 cgroup rw,nsdelegate\n"
+		"44 39 0:2 /bin /tmp/b\\040x/rootfs/bin ro - rootfs rootfs rw\n";
+	g_autofree char *type = NULL;
+	g_autofree char *r = ocispec_mount_root(mi, "/tmp/b x/rootfs/sys/fs/cgroup", &type);
+	cr_assert_str_eq(r, "/ctr-runc");
+	cr_assert_str_eq(type, "cgroup2");
+	const char *stacked =
+		"43 42 0:23 / /r/sys/fs/cgroup rw shared:5 master:1 - cgroup2 cgroup2 rw\n"
+		"50 43 0:40 / /r/sys/fs/cgroup rw - fuse.oomdelayfs oomdelayfs rw\n";
+	g_autofree char *type2 = NULL;
+	g_autofree char *r2 = ocispec_mount_root(stacked, "/r/sys/fs/cgroup", &type2);
+	cr_assert_str_eq(r2, "/");
+	cr_assert_str_eq(type2, "fuse.oomdelayfs");
+	cr_assert_null(ocispec_mount_root(stacked, "/r/sys", NULL));
+	cr_assert_null(ocispec_mount_root("garbage\n\n", "/r", NULL));
 }

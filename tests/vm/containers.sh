@@ -14,6 +14,8 @@
 #   C  the delay annotation with the hook in config.json as podman's and CRI-O's hooks.d put
 #      it (createRuntime stage): held T ms, then killed; a v1 listener inside it is notified
 #   D  the delay with org.oomdelayfs.mount=false: set, and /sys/fs/cgroup left as it was
+#   E  the delay in a container without a cgroup namespace: the shadow over a cgroup2 mount
+#      whose root is the container's cgroup
 : "${RT:?RT must be runc or crun}"
 command -v "$RT" >/dev/null || skip "$RT is not in the image (apt-get install $RT on the build host)"
 command -v oomdelayfs-runtime >/dev/null || skip "oci/ is not built"
@@ -133,7 +135,7 @@ grep -q '^memory.oom_control$' "$IO/a1.ls" && fail "plain container has memory.o
 bb=$(bundle b ',"disableOOMKiller":true' "" "" "$INSIDE; cat /sys/fs/cgroup/memory.oom_control >/io/b.oc; echo 0 2>/io/b.rofs >/sys/fs/cgroup/memory.oom_control; echo \$? >/io/b.rorc; exec odt hog 64 --exit --report /io/b.report" ro)
 start b oomdelayfs-runtime
 B_PID=$RUN_PID
-wait_for 30000 uoom "$SH/b" || fail "container b not held within 30 s: $(cat "$IO/b.out"); $(hold_state "$OOMD_CG/b" "$SH/b")"
+wait_for 30000 uoom "$SH/b" || fail "container b not held within 30 s: $(cat "$IO/b.out"); inside: $(cat "$IO/b.oc" "$IO/b.detect" "$IO/b.rofs" 2>&1 | tr '\n' ' '); config: $(cat "$bb/config.json")"
 grep -q '"org.oomdelayfs.oom_kill_disable":"true"' "$bb/config.json" || fail "the shim did not move disableOOMKiller to the annotation: $(cat "$bb/config.json")"
 grep -q 'disableOOMKiller' "$bb/config.json" && fail "disableOOMKiller is still in config.json ($RT would see it)"
 k0=$(evkey "$OOMD_CG/b" oom_kill)
@@ -167,6 +169,7 @@ grep -q '^mountinfo cgroup2 /sys/fs/cgroup root=/ lines=1 top=fuse' "$IO/b.detec
 	fail "b: the cgroup2 mount is not underneath the shadow: $(cat "$IO/b.detect")"
 grep -q "^limit /sys/fs/cgroup/memory.max $L" "$IO/b.detect" || fail "b: JVM-style limit: $(cat "$IO/b.detect")"
 grep -q 'statfs /sys/fs/cgroup 0x65735546 fuse' "$IO/b.detect" || fail "b: statfs: $(cat "$IO/b.detect")"
+grep -q '^delay /sys/fs/cgroup/memory.oom_delay_millisecs error' "$IO/a1.detect" || fail "a1: $(cat "$IO/a1.detect")"
 
 # ---- C: the delay annotation, the hook as hooks.d injects it; a v1 listener inside
 T=2000
@@ -207,6 +210,26 @@ grep -q 'statfs /sys/fs/cgroup 0x63677270 cgroup2' "$IO/d.detect" && grep -q 'to
 	fail "container d (mount=false) does not see cgroup2 alone: $(cat "$IO/d.detect")"
 cmp -s "$IO/a1.ls" "$IO/d.ls" || fail "container d's /sys/fs/cgroup is not the runtime's: $(diff "$IO/a1.ls" "$IO/d.ls" | tr '\n' ' ')"
 
+# ---- E: the delay in a container without a cgroup namespace: the runtime's cgroup2 mount
+# then has the container's cgroup as its root, which the JVM-style lookup must follow
+rm -f "$IO/e.go"
+be=$(bundle e "" "\"org.oomdelayfs.oom_delay_millisecs\":\"$T\"" "$hook" \
+	"$INSIDE; while [ ! -e /io/e.go ]; do usleep 10000; done")
+sed -i 's/,{"type":"cgroup"}//' "$be/config.json"
+grep -q '"type":"cgroup"}' "$be/config.json" && fail "container e still has a cgroup namespace"
+start e "$RT"
+wait_for 20000 test -s "$IO/e.procs" || fail "container e did not run: $(cat "$IO/e.out")"
+touch "$IO/e.go"
+finish "$RUN_PID"; rc_e=$RC
+[ "$rc_e" = 0 ] || fail "container e exited $rc_e: $(cat "$IO/e.out")"
+# whatever root the runtime gave its cgroup2 mount, the shadow over it shows the same tree:
+# the JVM-style lookup finds L and the delay in the container's own directory
+grep -q "^mountinfo cgroup2 /sys/fs/cgroup root=[^ ]* lines=1 top=fuse" "$IO/e.detect" &&
+	grep -q "^limit [^ ]*/memory.max $L\$" "$IO/e.detect" &&
+	grep -q "^delay [^ ]*/memory.oom_delay_millisecs $T\$" "$IO/e.detect" ||
+	fail "container e (no cgroup namespace): $(cat "$IO/e.detect")"
+grep -q '^statfs /sys/fs/cgroup 0x65735546 fuse' "$IO/e.detect" || fail "container e: not covered: $(cat "$IO/e.detect")"
+
 stop_daemon
 pass "$RT: no daemon -> exit $rc_x1, bad annotation -> exit $rc_x2, the process never ran;" \
 	"plain container killed (exit 137, oom_kill $k_a0) with and without oomdelayfs, same $(wc -l <"$IO/a1.ls") files, cgroup2 only;" \
@@ -214,4 +237,5 @@ pass "$RT: no daemon -> exit $rc_x1, bad annotation -> exit $rc_x2, the process 
 	"delay $T ms held, killed $kl ms after the deadline (exit 137), v1 listener inside notified;" \
 	"inside: $(wc -l <"$IO/b.ls") files (synthetic ones too), read-only kept (EROFS), cgroup.procs '$(tr '\n' ' ' <"$IO/b.procs" | sed 's/ $//')'," \
 	"mountinfo: cgroup2 under fuse, memory.max $L via the mount point; statfs: FUSE_SUPER_MAGIC;" \
-	"mount=false: delay $td set, statfs cgroup2, the runtime's files"
+	"mount=false: delay $td set, statfs cgroup2, the runtime's files;" \
+	"no cgroup namespace: cgroup2 $(sed -n 's/^mountinfo cgroup2 \([^ ]*\) \(root=[^ ]*\).*/\2/p' "$IO/e.detect") under the shadow of the same tree, $(sed -n 's/^limit \([^ ]*\) .*/\1/p' "$IO/e.detect") reads L"

@@ -11,6 +11,7 @@
  *   mountinfo cgroup2 <mount point> root=<root> lines=<cgroup2 lines> top=<fstype of the
  *     last mount on that point>
  *   limit <dir>/memory.max <content or error>
+ *   delay <dir>/memory.oom_delay_millisecs <content or error>  (there only through oomdelayfs)
  *   statfs /sys/fs/cgroup 0x<f_type> cgroup2|fuse|other
  * Exit: 0, 1 if there is no cgroup2 line.
  */
@@ -85,6 +86,15 @@ int main(void)
 		fclose(m);
 	val[strcspn(val, "\n")] = '\0';
 	printf("limit %s %s\n", path, val);
+	/* the file oomdelayfs adds, in the same directory */
+	snprintf(path, sizeof(path), "%s%s/memory.oom_delay_millisecs", mnt, strcmp(rel, "/") == 0 ? "" : rel);
+	m = fopen(path, "r");
+	if (m == NULL || fgets(val, sizeof(val), m) == NULL)
+		snprintf(val, sizeof(val), "error %s", strerror(errno));
+	if (m != NULL)
+		fclose(m);
+	val[strcspn(val, "\n")] = '\0';
+	printf("delay %s %s\n", path, val);
 
 	struct statfs sf;
 	if (statfs("/sys/fs/cgroup", &sf) != 0) {
