@@ -24,6 +24,18 @@
 #define CGROUP2_MAGIC 0x63677270UL
 #define FUSE_MAGIC 0x65735546UL
 
+/* The first line of `path` (without its newline) in buf, or "error <strerror>". */
+static const char *first_line(const char *path, char *buf, size_t len)
+{
+	FILE *m = fopen(path, "r");
+	if (m == NULL || fgets(buf, (int)len, m) == NULL)
+		snprintf(buf, len, "error %s", strerror(errno));
+	if (m != NULL)
+		fclose(m);
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}
+
 int main(void)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "r");
@@ -76,25 +88,13 @@ int main(void)
 		rel = cg + rl;
 	else if (strcmp(root, "/") != 0)
 		rel = "";
-	char path[8192];
-	snprintf(path, sizeof(path), "%s%s/memory.max", mnt, strcmp(rel, "/") == 0 ? "" : rel);
-	FILE *m = fopen(path, "r");
-	char val[128] = "";
-	if (m == NULL || fgets(val, sizeof(val), m) == NULL)
-		snprintf(val, sizeof(val), "error %s", strerror(errno));
-	if (m != NULL)
-		fclose(m);
-	val[strcspn(val, "\n")] = '\0';
-	printf("limit %s %s\n", path, val);
+	const char *dir = strcmp(rel, "/") == 0 ? "" : rel;
+	char path[8192], val[128];
+	snprintf(path, sizeof(path), "%s%s/memory.max", mnt, dir);
+	printf("limit %s %s\n", path, first_line(path, val, sizeof(val)));
 	/* the file oomdelayfs adds, in the same directory */
-	snprintf(path, sizeof(path), "%s%s/memory.oom_delay_millisecs", mnt, strcmp(rel, "/") == 0 ? "" : rel);
-	m = fopen(path, "r");
-	if (m == NULL || fgets(val, sizeof(val), m) == NULL)
-		snprintf(val, sizeof(val), "error %s", strerror(errno));
-	if (m != NULL)
-		fclose(m);
-	val[strcspn(val, "\n")] = '\0';
-	printf("delay %s %s\n", path, val);
+	snprintf(path, sizeof(path), "%s%s/memory.oom_delay_millisecs", mnt, dir);
+	printf("delay %s %s\n", path, first_line(path, val, sizeof(val)));
 
 	struct statfs sf;
 	if (statfs("/sys/fs/cgroup", &sf) != 0) {
