@@ -22,11 +22,15 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+#ifndef FUSE_SUPER_MAGIC
+#define FUSE_SUPER_MAGIC 0x65735546
 #endif
 #ifndef OOMD_LIBEXECDIR
 #define OOMD_LIBEXECDIR "/usr/libexec/oomdelayfs"
@@ -81,10 +85,20 @@ static gboolean load_config(ShimConfig *c, GError **error)
 	return TRUE;
 }
 
+/* A cgroup-v2 host: cgroup2 on /sys/fs/cgroup, or oomdelayfs mounted over it (FUSE). */
 static gboolean cgroup2_host(void)
 {
 	struct statfs sf;
-	return statfs("/sys/fs/cgroup", &sf) == 0 && (unsigned long)sf.f_type == CGROUP2_SUPER_MAGIC;
+	return statfs("/sys/fs/cgroup", &sf) == 0 &&
+	       ((unsigned long)sf.f_type == CGROUP2_SUPER_MAGIC || (unsigned long)sf.f_type == FUSE_SUPER_MAGIC);
+}
+
+/* TRUE if `path` is this program (a runtime setting that names the shim would exec it forever). */
+static gboolean is_self(const char *path)
+{
+	struct stat a, b;
+	return stat(path, &a) == 0 && stat("/proc/self/exe", &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
 }
 
 /* Edits the bundle's config.json if the container asks; FALSE with a message on failure. */
@@ -129,6 +143,10 @@ int main(int argc, char **argv)
 	g_autofree char *bundle = ocispec_bundle_of(argc, argv);
 	if (bundle != NULL && cgroup2_host() && !prepare_bundle(&c, bundle))
 		return 1;
+	if (is_self(c.runtime)) {
+		fprintf(stderr, SHIM ": the runtime %s is this shim itself; set path= to runc or crun\n", c.runtime);
+		return 1;
+	}
 	argv[0] = c.runtime;
 	execv(c.runtime, argv);
 	fprintf(stderr, SHIM ": exec %s: %s\n", c.runtime, g_strerror(errno));
