@@ -11,6 +11,8 @@
 # <rootfs>/sys/fs/cgroup); createContainer runs in the container's namespaces (runc: pid 1;
 # crun: pid 0); startContainer fails under both ("no such file": the path resolves in the
 # container's root); crun refuses disableOOMKiller ("cannot disable OOM killer with cgroupv2").
+# The config asks for /sys, /sys/fs/cgroup and the bind mounts read-only: at createRuntime runc's
+# mounts already are ("ro,nosuid,..."), crun's are still "rw" (it remounts them later).
 # timeout: 120
 # image: containers
 . /oomd/lib.sh
