@@ -10,12 +10,14 @@
 #   B  disableOOMKiller: true, through the shim (oomdelayfs-runtime): held at its limit, not
 #      killed, and runs on when `$RT update --memory` raises the limit from the host;
 #      inside: the synthetic files, its own pids in cgroup.procs, what the JVM-style and
-#      systemd-style detection see (cgdetect)
+#      systemd-style detection see (cgdetect); its cgroup mount is read-only (as Docker's)
+#      and the shadow keeps it so (its own write of 0 fails)
 #   C  the delay annotation with the hook in config.json as podman's and CRI-O's hooks.d put
 #      it (createRuntime stage): held T ms, then killed; a v1 listener inside it is notified
 #   D  the delay with org.oomdelayfs.mount=false: set, and /sys/fs/cgroup left as it was
-#   E  the delay in a container without a cgroup namespace: the shadow over a cgroup2 mount
-#      whose root is the container's cgroup
+#   E  the delay in a container without a cgroup namespace: both runtimes then mount the
+#      whole tree (root /); the shadow of the whole tree covers it, and the JVM-style lookup
+#      (mount point + /proc/self/cgroup path) finds L and the delay
 : "${RT:?RT must be runc or crun}"
 command -v "$RT" >/dev/null || skip "$RT is not in the image (apt-get install $RT on the build host)"
 command -v oomdelayfs-runtime >/dev/null || skip "oci/ is not built"
