@@ -195,6 +195,7 @@ held_until "$dl" "$OOMD_CG/c" "$k0" "$C_PID"
 finish "$C_PID"; rc_c=$RC
 [ "$rc_c" = 137 ] || fail "container c exited $rc_c, not 137 (SIGKILL): $(cat "$IO/c.out")"
 kl=$(kill_late "$OOMD_CG" "$dlns")
+kt=$(kill_times "$OOMD_CG/c" "$dlns")
 [ "$(cat "$IO/c.t")" = "$T" ] || fail "memory.oom_delay_millisecs inside c read $(cat "$IO/c.t"), not $T"
 grep -q '^signal 1 .*under_oom 1' "$IO/c.listen" || fail "the v1 listener inside c was not notified: $(cat "$IO/c.listen")"
 grep -qx 1 "$IO/c.procs" || fail "cgroup.procs inside c: $(tr '\n' ' ' <"$IO/c.procs")"
@@ -238,7 +239,7 @@ stop_daemon
 pass "$RT: no daemon -> exit $rc_x1, bad annotation -> exit $rc_x2, the process never ran;" \
 	"plain container killed (exit 137, oom_kill $k_a0) with and without oomdelayfs, same $(wc -l <"$IO/a1.ls") files, cgroup2 only;" \
 	"disableOOMKiller held 3 s at $(mib "$ub") MiB, '$RT update --memory 128M' -> exit 0 after ${traise} ms (64 MiB touched, no kill);" \
-	"delay $T ms held, killed $kl ms after the deadline (exit 137), v1 listener inside notified;" \
+	"delay $T ms held, killed $kl ms after the deadline (the daemon's memory.max write began +${kt% *} ms, returned +${kt#* } ms; exit 137), v1 listener inside notified;" \
 	"inside: $(wc -l <"$IO/b.ls") files (synthetic ones too), read-only kept (EROFS), cgroup.procs '$(tr '\n' ' ' <"$IO/b.procs" | sed 's/ $//')'," \
 	"mountinfo: cgroup2 under fuse, memory.max $L via the mount point; statfs: FUSE_SUPER_MAGIC;" \
 	"mount=false: delay $td set, statfs cgroup2, the runtime's files;" \
