@@ -1,5 +1,5 @@
 #!/bin/sh
-# build-initramfs.sh --kernel LABEL --build-dir DIR --out FILE [--cache CACHE]
+# build-initramfs.sh --kernel LABEL --build-dir DIR --out FILE [--cache CACHE] [--containers]
 #
 # Builds a gzip'd newc cpio holding: busybox-static with its applet links, the project's built
 # binaries (daemon/oomdelayfs if built, tests/vm/odt and hellofs), fusermount3 (setuid root),
@@ -8,7 +8,7 @@
 set -eu
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-LABEL='' BUILD='' OUT=''
+LABEL='' BUILD='' OUT='' CONTAINERS=0
 CACHE=${OOMD_KERNEL_CACHE:-/var/cache/oomdelayfs/kernels}
 
 die() { echo "build-initramfs: ERROR: $*" >&2; exit 1; }
@@ -19,10 +19,11 @@ while [ $# -gt 0 ]; do
 	--build-dir) BUILD=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
 	--cache) CACHE=$2; shift 2 ;;
+	--containers) CONTAINERS=1; shift ;;
 	*) die "unknown argument $1" ;;
 	esac
 done
-[ -n "$LABEL" ] && [ -n "$BUILD" ] && [ -n "$OUT" ] || die "usage: $0 --kernel LABEL --build-dir DIR --out FILE [--cache DIR]"
+[ -n "$LABEL" ] && [ -n "$BUILD" ] && [ -n "$OUT" ] || die "usage: $0 --kernel LABEL --build-dir DIR --out FILE [--cache DIR] [--containers]"
 
 BUSYBOX=$(command -v busybox || true)
 [ -n "$BUSYBOX" ] || BUSYBOX=/bin/busybox
@@ -82,6 +83,13 @@ done
 if [ -x "$BUILD/daemon/oomdelayfs" ]; then
 	add_bin "$BUILD/daemon/oomdelayfs"
 fi
+# container runtimes (Debian's runc and crun) and the project's OCI hook and runtime shim, for the
+# c-* scenarios (--containers); a runtime that is not installed is left out and its scenario skips
+if [ "$CONTAINERS" = 1 ]; then
+	for p in /usr/sbin/runc /usr/bin/crun "$BUILD/oci/oomdelayfs-oci-hook" "$BUILD/oci/oomdelayfs-runtime"; do
+		[ -x "$p" ] && add_bin "$p"
+	done
+fi
 
 if [ -f "$CACHE/$LABEL/fuse.ko" ]; then
 	cp "$CACHE/$LABEL/fuse.ko" "$ROOT"/lib/modules/fuse.ko
@@ -103,7 +111,7 @@ echo "$LABEL" >"$ROOT"/etc/oomd-kernel
 
 cp "$HERE"/init "$ROOT"/init
 chmod 0755 "$ROOT"/init
-cp "$HERE"/lib.sh "$ROOT"/oomd/lib.sh
+cp "$HERE"/lib.sh "$HERE"/containers.sh "$ROOT"/oomd/
 cp "$HERE"/scenarios/*.sh "$ROOT"/oomd/scenarios/
 
 mkdir -p "$(dirname "$OUT")"

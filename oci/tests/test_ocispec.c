@@ -1,0 +1,253 @@
+/* Unit tests of oci/ocispec.c: what a config.json asks, the shim's edit of it, the shadow
+ * directory of a cgroup and the bundle of a runtime command line. */
+#include <criterion/criterion.h>
+#include <glib/gstdio.h>
+#include <sys/mount.h>
+#include "ocispec.h"
+
+static JsonNode *parse(const char *json)
+{
+	GError *e = NULL;
+	JsonNode *n = ocispec_load_data(json, -1, &e);
+	cr_assert_not_null(n, "%s", e ? e->message : "?");
+	return n;
+}
+
+static gboolean request(const char *json, OcispecRequest *req, GError **e)
+{
+	g_autoptr(JsonNode) n = parse(json);
+	return ocispec_request(json_node_get_object(n), NULL, req, e);
+}
+
+Test(request, nothing_asked)
+{
+	OcispecRequest r;
+	cr_assert(request("{\"linux\":{\"resources\":{\"memory\":{\"limit\":1}}},\"annotations\":{\"a\":\"b\"}}", &r, NULL));
+	cr_assert_not(ocispec_asks(&r));
+	cr_assert(request("{\"linux\":{\"resources\":{\"memory\":{\"disableOOMKiller\":false}}}}", &r, NULL));
+	cr_assert_not(ocispec_asks(&r));
+	cr_assert(request("{}", &r, NULL));
+	cr_assert_not(ocispec_asks(&r));
+}
+
+Test(request, disable_from_config_and_annotation)
+{
+	OcispecRequest r;
+	cr_assert(request("{\"linux\":{\"resources\":{\"memory\":{\"disableOOMKiller\":true}}}}", &r, NULL));
+	cr_assert(r.disable && r.from_config && r.delay[0] == '\0');
+	cr_assert(request("{\"annotations\":{\"org.oomdelayfs.oom_kill_disable\":\"1\"}}", &r, NULL));
+	cr_assert(r.disable && !r.from_config);
+	cr_assert(request("{\"annotations\":{\"org.oomdelayfs.oom_kill_disable\":\"false\"}}", &r, NULL));
+	cr_assert_not(ocispec_asks(&r));
+	/* a non-string value is not ours to interpret */
+	cr_assert(request("{\"annotations\":{\"org.oomdelayfs.oom_kill_disable\":true}}", &r, NULL));
+	cr_assert_not(ocispec_asks(&r));
+}
+
+Test(request, delay)
+{
+	OcispecRequest r;
+	cr_assert(request("{\"annotations\":{\"org.oomdelayfs.oom_delay_millisecs\":\"1500\"}}", &r, NULL));
+	cr_assert_str_eq(r.delay, "1500");
+	cr_assert_not(r.disable);
+	cr_assert(r.mount, "the mount is the default");
+}
+
+Test(request, mount_opt_out)
+{
+	OcispecRequest r;
+	cr_assert(request("{\"annotations\":{\"org.oomdelayfs.oom_delay_millisecs\":\"5\","
+			  "\"org.oomdelayfs.mount\":\"false\"}}", &r, NULL));
+	cr_assert_not(r.mount);
+	cr_assert_str_eq(r.delay, "5");
+	cr_assert(request("{\"annotations\":{\"org.oomdelayfs.oom_kill_disable\":\"true\","
+			  "\"org.oomdelayfs.mount\":\"1\"}}", &r, NULL));
+	cr_assert(r.mount && r.disable);
+	/* the opt-out alone asks for nothing */
+	cr_assert(request("{\"annotations\":{\"org.oomdelayfs.mount\":\"0\"}}", &r, NULL));
+	cr_assert_not(ocispec_asks(&r));
+}
+
+Test(request, bad_values_refused)
+{
+	static const char *const bad[] = {
+		"{\"annotations\":{\"org.oomdelayfs.oom_delay_millisecs\":\"abc\"}}",
+		"{\"annotations\":{\"org.oomdelayfs.oom_delay_millisecs\":\"-1\"}}",
+		"{\"annotations\":{\"org.oomdelayfs.oom_delay_millisecs\":\"\"}}",
+		"{\"annotations\":{\"org.oomdelayfs.oom_delay_millisecs\":\"1 2\"}}",
+		"{\"annotations\":{\"org.oomdelayfs.oom_delay_millisecs\":\"99999999999999999999999\"}}",
+		"{\"annotations\":{\"org.oomdelayfs.oom_kill_disable\":\"yes\"}}",
+		"{\"annotations\":{\"org.oomdelayfs.oom_delay_millisecs\":\"5\",\"org.oomdelayfs.mount\":\"no\"}}",
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+		OcispecRequest r;
+		g_autoptr(GError) e = NULL;
+		cr_assert_not(request(bad[i], &r, &e), "%s accepted", bad[i]);
+		cr_assert(g_error_matches(e, OCISPEC_ERROR, OCISPEC_ERROR_INVALID));
+	}
+}
+
+Test(request, state_annotations_when_the_config_has_none)
+{
+	g_autoptr(JsonNode) cfg = parse("{\"annotations\":{\"x\":\"y\"}}");
+	g_autoptr(JsonNode) st = parse("{\"annotations\":{\"org.oomdelayfs.oom_delay_millisecs\":\"7\"}}");
+	OcispecRequest r;
+	cr_assert(ocispec_request(json_node_get_object(cfg), json_node_get_object(json_object_get_member(
+		json_node_get_object(st), "annotations")), &r, NULL));
+	cr_assert_str_eq(r.delay, "7");
+}
+
+static char *to_string(JsonNode *n)
+{
+	g_autoptr(JsonGenerator) g = json_generator_new();
+	json_generator_set_root(g, n);
+	return json_generator_to_data(g, NULL);
+}
+
+Test(add_hook, moves_disable_and_adds_once)
+{
+	g_autoptr(JsonNode) n = parse("{\"process\":{\"args\":[\"sh\"]},\"linux\":{\"resources\":{\"memory\":"
+				      "{\"limit\":33554432,\"disableOOMKiller\":true}}},"
+				      "\"hooks\":{\"poststop\":[{\"path\":\"/x\"}]}}");
+	JsonObject *cfg = json_node_get_object(n);
+	const char *args[] = { "oomdelayfs-oci-hook", "--shadow", "/s", NULL };
+	cr_assert(ocispec_add_hook(cfg, "/usr/libexec/oomdelayfs/oomdelayfs-oci-hook", args, 10));
+	g_autofree char *s1 = to_string(n);
+	cr_assert_not_null(strstr(s1, "\"org.oomdelayfs.oom_kill_disable\":\"true\""), "%s", s1);
+	cr_assert_null(strstr(s1, "disableOOMKiller"), "%s", s1);
+	cr_assert_not_null(strstr(s1, "\"limit\":33554432"), "%s", s1);
+	cr_assert_not_null(strstr(s1, "\"poststop\":[{\"path\":\"/x\"}]"), "other hooks kept: %s", s1);
+	cr_assert_not_null(strstr(s1, "\"createRuntime\":[{\"path\":\"/usr/libexec/oomdelayfs/oomdelayfs-oci-hook\","
+				      "\"args\":[\"oomdelayfs-oci-hook\",\"--shadow\",\"/s\"],\"timeout\":10}]"), "%s", s1);
+	/* the request still reads the same after the edit */
+	OcispecRequest r;
+	cr_assert(ocispec_request(cfg, NULL, &r, NULL));
+	cr_assert(r.disable && !r.from_config);
+	/* a second pass (or hooks.d having put it there) adds nothing */
+	cr_assert_not(ocispec_add_hook(cfg, "/other/dir/oomdelayfs-oci-hook", args, 10));
+	g_autofree char *s2 = to_string(n);
+	cr_assert_str_eq(s1, s2);
+}
+
+Test(shadow_dir, mapping)
+{
+	g_autoptr(GError) e = NULL;
+	g_autofree char *a = ocispec_shadow_dir("/run/s", "/", "/kubepods/pod1/c", &e);
+	cr_assert_str_eq(a, "/run/s/kubepods/pod1/c");
+	g_autofree char *b = ocispec_shadow_dir("/run/s", "/kubepods/", "/kubepods/pod1/c", &e);
+	cr_assert_str_eq(b, "/run/s/pod1/c");
+	g_autofree char *r = ocispec_shadow_dir("/run/s", "/", "/", &e);
+	cr_assert_str_eq(r, "/run/s");
+	/* systemd driver: the path is whatever /proc/<pid>/cgroup says */
+	g_autofree char *sd = ocispec_shadow_dir("/run/s", "/", "/system.slice/docker-abc.scope", &e);
+	cr_assert_str_eq(sd, "/run/s/system.slice/docker-abc.scope");
+}
+
+Test(shadow_dir, refused)
+{
+	static const char *const bad[][2] = {
+		{ "/kube", "/kubepods/c" }, /* a prefix of a name is not a parent */
+		{ "/a", "/b/c" },
+		{ "/", "/../x" },           /* outside the hook's cgroup namespace */
+		{ "/", "/a/../../b" },
+		{ "/", "a/b" },
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autoptr(GError) e = NULL;
+		g_autofree char *d = ocispec_shadow_dir("/run/s", bad[i][0], bad[i][1], &e);
+		cr_assert_null(d, "%s under %s gave %s", bad[i][1], bad[i][0], d);
+		cr_assert_not_null(e);
+	}
+	g_autoptr(GError) e = NULL;
+	g_autofree char *ok = ocispec_shadow_dir("/run/s", "/", "/a/..b", &e);
+	cr_assert_str_eq(ok, "/run/s/a/..b");
+}
+
+Test(bundle_of, command_lines)
+{
+	char *containerd[] = { "shim", "--root", "/run/containerd/runc/k8s.io", "--log", "/l", "--log-format",
+			       "json", "--systemd-cgroup", "create", "--bundle", "/b1", "--pid-file", "/p", "id", NULL };
+	g_autofree char *b1 = ocispec_bundle_of(13 + 1, containerd);
+	cr_assert_str_eq(b1, "/b1");
+	char *podman[] = { "shim", "--cgroup-manager", "systemd", "create", "--bundle=/b2", "id", NULL };
+	g_autofree char *b2 = ocispec_bundle_of(6, podman);
+	cr_assert_str_eq(b2, "/b2");
+	char *shortb[] = { "shim", "run", "-b", "/b3", "id", NULL };
+	g_autofree char *b3 = ocispec_bundle_of(5, shortb);
+	cr_assert_str_eq(b3, "/b3");
+	char *cwd[] = { "shim", "run", "--no-pivot", "id", NULL };
+	g_autofree char *b4 = ocispec_bundle_of(4, cwd);
+	g_autofree char *here = g_get_current_dir();
+	cr_assert_str_eq(b4, here);
+	char *start[] = { "shim", "--root", "/r", "start", "--bundle", "/x", "id", NULL };
+	cr_assert_null(ocispec_bundle_of(7, start));
+	char *update[] = { "shim", "update", "--memory", "1", "id", NULL };
+	cr_assert_null(ocispec_bundle_of(5, update));
+	char *none[] = { "shim", NULL };
+	cr_assert_null(ocispec_bundle_of(1, none));
+}
+
+Test(save, keeps_mode_and_replaces)
+{
+	g_autofree char *dir = g_dir_make_tmp("ocispec-XXXXXX", NULL);
+	g_autofree char *path = g_build_filename(dir, "config.json", NULL);
+	cr_assert(g_file_set_contents(path, "{\"a\":1}", -1, NULL));
+	cr_assert_eq(g_chmod(path, 0600), 0);
+	g_autoptr(JsonNode) n = parse("{\"a\":2}");
+	g_autoptr(GError) e = NULL;
+	cr_assert(ocispec_save(n, path, &e), "%s", e ? e->message : "");
+	g_autofree char *text = NULL;
+	cr_assert(g_file_get_contents(path, &text, NULL, NULL));
+	cr_assert_str_eq(text, "{\"a\":2}");
+	GStatBuf st;
+	cr_assert_eq(g_stat(path, &st), 0);
+	cr_assert_eq(st.st_mode & 0777, 0600);
+	/* nothing left behind */
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	int count = 0;
+	while (g_dir_read_name(d) != NULL)
+		count++;
+	cr_assert_eq(count, 1);
+	g_unlink(path);
+	g_rmdir(dir);
+}
+
+Test(mount_attrs, from_the_config)
+{
+	g_autoptr(JsonNode) a = parse("{\"mounts\":[{\"destination\":\"/sys\",\"options\":[\"ro\"]},"
+				      "{\"destination\":\"/sys/fs/cgroup\",\"type\":\"cgroup\",\"options\":"
+				      "[\"nosuid\",\"noexec\",\"nodev\",\"relatime\",\"ro\"]}]}");
+	cr_assert_eq(ocispec_cgroup_mount_attrs(json_node_get_object(a)),
+		     MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	g_autoptr(JsonNode) b = parse("{\"mounts\":[{\"destination\":\"/sys/fs/cgroup\",\"options\":[\"rw\",\"nosuid\"]}]}");
+	cr_assert_eq(ocispec_cgroup_mount_attrs(json_node_get_object(b)), MOUNT_ATTR_NOSUID);
+	/* /sys read-only alone does not make the cgroup mount read-only */
+	g_autoptr(JsonNode) c = parse("{\"mounts\":[{\"destination\":\"/sys\",\"options\":[\"ro\"]}],"
+				      "\"linux\":{\"readonlyPaths\":[\"/proc/sys\"]}}");
+	cr_assert_eq(ocispec_cgroup_mount_attrs(json_node_get_object(c)), 0);
+	g_autoptr(JsonNode) d = parse("{\"linux\":{\"readonlyPaths\":[\"/sys/fs/cgroup\"]}}");
+	cr_assert_eq(ocispec_cgroup_mount_attrs(json_node_get_object(d)), MOUNT_ATTR_RDONLY);
+	g_autoptr(JsonNode) e = parse("{\"mounts\":\"bogus\",\"linux\":{\"readonlyPaths\":7}}");
+	cr_assert_eq(ocispec_cgroup_mount_attrs(json_node_get_object(e)), 0);
+}
+
+Test(mount_root, last_mount_wins_and_escapes)
+{
+	const char *mi =
+		"30 30 0:2 / / rw - rootfs rootfs rw\n"
+		"43 42 0:23 /ctr-runc /tmp/b\\040x/rootfs/sys/fs/cgroup ro,nosuid - cgroup2 cgroup rw,nsdelegate\n"
+		"44 39 0:2 /bin /tmp/b\\040x/rootfs/bin ro - rootfs rootfs rw\n";
+	g_autofree char *type = NULL;
+	g_autofree char *r = ocispec_mount_root(mi, "/tmp/b x/rootfs/sys/fs/cgroup", &type);
+	cr_assert_str_eq(r, "/ctr-runc");
+	cr_assert_str_eq(type, "cgroup2");
+	const char *stacked =
+		"43 42 0:23 / /r/sys/fs/cgroup rw shared:5 master:1 - cgroup2 cgroup2 rw\n"
+		"50 43 0:40 / /r/sys/fs/cgroup rw - fuse.oomdelayfs oomdelayfs rw\n";
+	g_autofree char *type2 = NULL;
+	g_autofree char *r2 = ocispec_mount_root(stacked, "/r/sys/fs/cgroup", &type2);
+	cr_assert_str_eq(r2, "/");
+	cr_assert_str_eq(type2, "fuse.oomdelayfs");
+	cr_assert_null(ocispec_mount_root(stacked, "/r/sys", NULL));
+	cr_assert_null(ocispec_mount_root("garbage\n\n", "/r", NULL));
+}

@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""The container packaging checked against what the daemon and the hook rely on.
+
+usage: test_manifests.py SRCROOT OOMDELAYFS_BINARY   (meson test --suite unit)
+
+No cluster runs here: this parses packaging/kubernetes/*.yaml with python3-yaml (Debian's
+archive), packaging/oci/oomdelayfs.json, the CRI-O drop-in and the systemd unit, and checks
+that they agree with each other, with the annotation names of oci/ocispec.h and with the
+daemon's own --help.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tomllib
+import unittest
+
+try:
+    import yaml
+except ImportError:  # meson counts 77 as a skip, never as a pass
+    print("python3-yaml is not installed (apt-get install python3-yaml)")
+    sys.exit(77)
+
+SRC = sys.argv[1] if len(sys.argv) > 1 else os.getcwd()
+DAEMON = sys.argv[2] if len(sys.argv) > 2 else None
+del sys.argv[1:]
+
+
+def read(rel):
+    with open(os.path.join(SRC, rel), encoding="utf-8") as f:
+        return f.read()
+
+
+def annotation_names():
+    """The annotation names the hook and the shim read (oci/ocispec.h)."""
+    names = dict(re.findall(r'#define OCISPEC_ANN_(\w+) "([^"]+)"', read("oci/ocispec.h")))
+    assert set(names) == {"DELAY", "DISABLE", "MOUNT"}, names
+    return names
+
+
+def hook_default_shadow():
+    m = re.search(r'opt_shadow \? opt_shadow : "([^"]+)"', read("oci/oomdelayfs-oci-hook.c"))
+    assert m, "no default --shadow in oomdelayfs-oci-hook.c"
+    return m.group(1)
+
+
+def shadow_arg(args):
+    i = args.index("--shadow")
+    return args[i + 1]
+
+
+class Manifests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        docs = [d for d in yaml.safe_load_all(read("packaging/kubernetes/oomdelayfs.yaml")) if d]
+        cls.by_kind = {}
+        for d in docs:
+            cls.by_kind.setdefault(d["kind"], []).append(d)
+        cls.ds = cls.by_kind["DaemonSet"][0]
+        cls.pod = cls.ds["spec"]["template"]["spec"]
+        cls.daemon = next(c for c in cls.pod["containers"] if c["name"] == "oomdelayfs")
+        cls.volumes = {v["name"]: v for v in cls.pod["volumes"]}
+        cm = cls.by_kind["ConfigMap"][0]
+        cls.k8s_hook = json.loads(cm["data"]["oomdelayfs.json"])
+        cls.host_hook = json.loads(read("packaging/oci/oomdelayfs.json"))
+        cls.names = annotation_names()
+
+    def host_path_of(self, container, mount_path):
+        """(hostPath, mountPropagation) of the volume mounted at mount_path."""
+        for m in container.get("volumeMounts", []):
+            if m["mountPath"] == mount_path:
+                vol = self.volumes[m["name"]]
+                self.assertIn("hostPath", vol, f"{mount_path} is not a hostPath volume")
+                return vol["hostPath"]["path"], m.get("mountPropagation", "None")
+        self.fail(f"{container['name']} mounts nothing at {mount_path}")
+
+    def test_namespace_and_selector(self):
+        ns = self.by_kind["Namespace"][0]["metadata"]["name"]
+        self.assertEqual(self.ds["metadata"]["namespace"], ns)
+        self.assertEqual(self.by_kind["ConfigMap"][0]["metadata"]["namespace"], ns)
+        labels = self.ds["spec"]["template"]["metadata"]["labels"]
+        for k, v in self.ds["spec"]["selector"]["matchLabels"].items():
+            self.assertEqual(labels.get(k), v)
+
+    def test_host_pid_and_privileged(self):
+        # FUSE requests carry pids of the mounter's pid namespace: the host's, for
+        # cgroup.procs translation and the listeners' pidfd_getfd
+        self.assertIs(self.pod.get("hostPID"), True)
+        # FUSE mount, knob writes, SCHED_FIFO; and Kubernetes allows Bidirectional only here
+        self.assertIs(self.daemon["securityContext"].get("privileged"), True)
+
+    def test_cgroup_and_run_mounts_bidirectional(self):
+        self.assertEqual(self.host_path_of(self.daemon, "/sys/fs/cgroup"),
+                         ("/sys/fs/cgroup", "Bidirectional"))
+        self.assertEqual(self.host_path_of(self.daemon, "/run/oomdelayfs"),
+                         ("/run/oomdelayfs", "Bidirectional"))
+        self.assertEqual(self.host_path_of(self.daemon, "/dev/fuse")[0], "/dev/fuse")
+
+    def test_daemon_serves_where_the_hook_looks(self):
+        cmd = self.daemon["command"] + self.daemon.get("args", [])
+        self.assertTrue(cmd[0].endswith("/oomdelayfs"), cmd)
+        mountpoint = cmd[-1]
+        # the shadow is mounted inside the Bidirectional /run/oomdelayfs, so the node sees it
+        self.assertTrue(mountpoint.startswith("/run/oomdelayfs/"), mountpoint)
+        self.assertEqual(cmd[cmd.index("--cgroup-root") + 1], "/sys/fs/cgroup")
+        self.assertEqual(shadow_arg(self.k8s_hook["hook"]["args"]), mountpoint)
+        self.assertEqual(shadow_arg(self.host_hook["hook"]["args"]), mountpoint)
+        self.assertEqual(hook_default_shadow(), mountpoint)
+        unit = read("packaging/oomdelayfs.service")
+        start = re.search(r"^ExecStart=(.*)$", unit, re.M).group(1).split()
+        self.assertEqual(start[-1], mountpoint, "the systemd unit mounts elsewhere")
+
+    def test_daemon_options_exist(self):
+        if DAEMON is None:
+            self.skipTest("no daemon binary given")
+        out = subprocess.run([DAEMON, "--help"], capture_output=True, text=True, check=True).stdout
+        used = [a for a in self.daemon["command"] if a.startswith("--")]
+        used += [a for a in self.daemon["lifecycle"]["preStop"]["exec"]["command"] if a.startswith("--")]
+        for opt in used:
+            self.assertRegex(out, r"\s" + re.escape(opt) + r"[=\s]", f"oomdelayfs has no {opt}")
+
+    def test_hooks_ask_for_the_annotations(self):
+        for hook in (self.k8s_hook, self.host_hook):
+            self.assertEqual(hook["version"], "1.0.0")
+            # the stage the hook is written for: the runtime's namespaces, cgroup joined,
+            # mounts made, before pivot_root (oomdelayfs-oci-hook.c)
+            self.assertEqual(hook["stages"], ["createRuntime"])
+            self.assertNotIn("always", hook["when"])
+            (key_re, val_re), = hook["when"]["annotations"].items()
+            # the two that ask trigger the hook; the mount opt-out alone asks for nothing
+            for key in ("DELAY", "DISABLE"):
+                self.assertRegex(self.names[key], key_re)
+            self.assertIsNone(re.search(key_re, self.names["MOUNT"]))
+            for other in ("org.oomdelayfs.other", "xorg.oomdelayfs.oom_delay_millisecs",
+                          "org.oomdelayfs.oom_delay_millisecs.x", "run.oci.keep_original_groups"):
+                self.assertIsNone(re.search(key_re, other), other)
+            self.assertRegex("2000", val_re)
+            self.assertIsNone(re.search(val_re, ""), "an empty annotation must not match")
+            self.assertLessEqual(hook["hook"]["timeout"], 30)
+            self.assertEqual(os.path.basename(hook["hook"]["args"][0]),
+                             os.path.basename(hook["hook"]["path"]))
+
+    def test_host_hook_path_is_the_installed_one(self):
+        build = read("oci/meson.build")
+        self.assertIn("get_option('libexecdir') / 'oomdelayfs'", build)
+        self.assertEqual(self.host_hook["hook"]["path"], "/usr/libexec/oomdelayfs/oomdelayfs-oci-hook")
+
+    def test_node_hook_is_installed_where_it_is_started(self):
+        args = self.k8s_hook["hook"]["args"]
+        self.assertEqual(self.k8s_hook["hook"]["path"], "/opt/oomdelayfs/lib/ld-linux-x86-64.so.2")
+        self.assertEqual(args[1:3], ["--library-path", "/opt/oomdelayfs/lib"])
+        self.assertEqual(args[3], "/opt/oomdelayfs/bin/oomdelayfs-oci-hook")
+        init = next(c for c in self.pod["initContainers"] if c["name"] == "install-hook")
+        opt_host, _ = self.host_path_of(init, "/host/opt/oomdelayfs")
+        self.assertEqual(opt_host, "/opt/oomdelayfs")
+        hooks_host, _ = self.host_path_of(init, "/host/etc/containers/oci/hooks.d")
+        script = " ".join(init["args"])
+        self.assertIn("/host/etc/containers/oci/hooks.d/oomdelayfs.json", script)
+        self.assertIn("cp -a /opt/oomdelayfs/. /host/opt/oomdelayfs/", script)
+        cf = read("packaging/kubernetes/Containerfile")
+        self.assertIn("/opt/oomdelayfs/bin/", cf)
+        self.assertIn("COPY --from=build /opt/oomdelayfs /opt/oomdelayfs", cf)
+        crio = tomllib.loads(read("packaging/kubernetes/crio-hooks.conf"))
+        self.assertIn(hooks_host, crio["crio"]["runtime"]["hooks_dir"])
+        # the ConfigMap is mounted where the init container copies it from
+        cm_mount = next(m for m in init["volumeMounts"] if m["name"] == "hook-config")
+        self.assertIn(cm_mount["mountPath"] + "/oomdelayfs.json", script)
+        self.assertEqual(self.volumes["hook-config"]["configMap"]["name"],
+                         self.by_kind["ConfigMap"][0]["metadata"]["name"])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
