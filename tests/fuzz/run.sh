@@ -9,14 +9,16 @@ build=${2:-$top/build-fuzz}
 if [ ! -f "$build/build.ninja" ]; then
 	CC=clang meson setup "$build" "$top" -Dfuzz=true -Dtests=disabled -Db_lundef=false >/dev/null
 fi
-targets="fuzz_parse fuzz_engine fuzz_options fuzz_pid fuzz_v1"
+targets="fuzz_parse fuzz_engine fuzz_options fuzz_pid fuzz_v1 fuzz_ocispec"
 # shellcheck disable=SC2086
-meson compile -C "$build" $(for t in $targets; do printf ' tests/fuzz/%s' "$t"; done) >/dev/null
+meson compile -C "$build" $(for t in $targets; do case $t in fuzz_ocispec) printf ' oci/%s' "$t" ;; *) printf ' tests/fuzz/%s' "$t" ;; esac; done) >/dev/null
 corpus=$build/fuzz-corpus
 for t in $targets; do
 	mkdir -p "$corpus/$t"
 	start=$(date +%s)
-	if ! "$build/tests/fuzz/$t" -runs="$runs" -max_len=256 "$corpus/$t" >"$build/$t.log" 2>&1; then
+	bin=$build/tests/fuzz/$t
+	[ "$t" != fuzz_ocispec ] || bin=$build/oci/$t
+	if ! "$bin" -runs="$runs" -max_len=256 "$corpus/$t" >"$build/$t.log" 2>&1; then
 		tail -40 "$build/$t.log"
 		echo "FAIL fuzz $t: crash or sanitizer report (log: $build/$t.log)"
 		exit 1
