@@ -1,5 +1,5 @@
 /* oomdelayfs-oci-hook - the OCI createRuntime hook that connects a container to the
- * oomdelayfs shadow tree (docs/design-runtimes.md).
+ * oomdelayfs shadow tree (docs/CONTAINERS.md).
  *
  * usage: oomdelayfs-oci-hook [--shadow DIR] [--cgroup-prefix PATH] [--no-mount]
  *   reads the container's state (OCI runtime-spec "State") on stdin
@@ -259,7 +259,7 @@ int main(int argc, char **argv)
 		"Install it as a createRuntime hook: packaging/oci/oomdelayfs.json for podman and\n"
 		"CRI-O (hooks.d), or through oomdelayfs-runtime for Docker and containerd.\n"
 		"The container does not start if the hook fails (exit 1, the reason on stderr).\n"
-		"See docs/design-runtimes.md.");
+		"See docs/CONTAINERS.md.");
 	g_autoptr(GError) e = NULL;
 	if (!g_option_context_parse(ctx, &argc, &argv, &e)) {
 		die("%s", e->message);

@@ -7,7 +7,7 @@
  * command, a container that asks for nothing and a host whose /sys/fs/cgroup is not
  * cgroup v2 go straight through unchanged.
  *
- * Configuration (docs/design-runtimes.md): the key file /etc/oomdelayfs/runtime.conf
+ * Configuration (docs/CONTAINERS.md): the key file /etc/oomdelayfs/runtime.conf
  * (OOMDELAYFS_CONFIG names another):
  *   [runtime]
  *   path=/usr/sbin/runc                         # or /usr/bin/crun; default: runc in PATH

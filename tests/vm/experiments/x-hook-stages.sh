@@ -1,7 +1,7 @@
 # x-hook-stages: an experiment, not part of the suite. What each OCI hook stage sees under
 # Debian's runc 1.1.5 and crun 1.8.1: the hook's own namespaces, the state on stdin, the init
 # process's cgroup and mounts, and whether the limit is already written. It chose the stage
-# of oomdelayfs-oci-hook (docs/design-runtimes.md). Run it by copying it among the scenarios:
+# of oomdelayfs-oci-hook (docs/CONTAINERS.md). Run it by copying it among the scenarios:
 #   cp tests/vm/experiments/x-hook-stages.sh tests/vm/scenarios/
 #   tests/vm/run-vm.sh --build-dir build --kernel 6.12 --scenario x-hook-stages
 #   rm tests/vm/scenarios/x-hook-stages.sh
