@@ -204,6 +204,13 @@ char *fs_caller_read(const fs_caller *c, const char *name)
 	return c->procfd >= 0 ? read_at(c->procfd, name) : NULL;
 }
 
+bool fs_caller_in_group(const fs_caller *c, pid_t tgid)
+{
+	g_autofree char *status = fs_caller_read(c, "status"); /* ESRCH once the task is gone */
+	guint64 v;
+	return tgid > 0 && status && fs_status_number(status, "Tgid:", 10, &v) && (pid_t)v == tgid;
+}
+
 /* ---- the cgroup namespace ---- */
 
 /* Puts this thread into c's cgroup namespace: 0 and *back (our namespace to

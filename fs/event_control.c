@@ -261,6 +261,11 @@ int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_f
 		close(pidfd);
 		return EMFILE;
 	}
+	/* tgid was a number: if the caller died since, it may name another process now */
+	if (!fs_caller_in_group(who, tgid)) {
+		close(pidfd);
+		return ESRCH;
+	}
 	/* memcg_write_event_control's order: the eventfd (EBADF, EINVAL), then the control
 	 * file (EBADF), then whether it is memory.oom_control of this cgroup (EINVAL). */
 	int r = fs_fd_is_eventfd(tgid, event_fd);

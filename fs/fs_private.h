@@ -157,6 +157,9 @@ int fs_status_nspid(const char *status, pid_t *out, int max);
 /* The first number of field "<key>" (with its colon) of a /proc status text, in
  * base 10 or 16; false without one. */
 bool fs_status_number(const char *status, const char *key, guint base, guint64 *v);
+/* Is the caller's thread still the task its procfd pinned, in thread group tgid?
+ * (A live thread keeps its group's leader pid from reuse, zombie or not.) */
+bool fs_caller_in_group(const fs_caller *c, pid_t tgid);
 
 /* open(2) on the calling worker thread while it is in the caller's cgroup
  * namespace, so the kernel keeps that namespace in the open cgroup file

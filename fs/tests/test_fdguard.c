@@ -171,3 +171,31 @@ Test(status_fields, numbers_of_a_field_never_of_the_next)
 	cr_assert_eq(fs_status_nspid(st, ns, 4), 2);
 	cr_assert_eq(ns[1], 7);
 }
+
+/* A registration's pidfd is opened by number: the caller's pinned thread must
+ * still be alive, in that group, or the number may name someone else now. */
+Test(status_fields, a_caller_gone_is_in_no_group)
+{
+	fs_caller me = { .procfd = open("/proc/thread-self", O_PATH | O_DIRECTORY | O_CLOEXEC) };
+	cr_assert_geq(me.procfd, 0);
+	cr_assert(fs_caller_in_group(&me, getpid()));
+	cr_assert(!fs_caller_in_group(&me, getpid() + 1));
+	cr_assert(!fs_caller_in_group(&me, 0));
+	close(me.procfd);
+
+	pid_t child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	char path[32];
+	snprintf(path, sizeof path, "/proc/%d", (int)child);
+	fs_caller gone = { .procfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC) };
+	cr_assert_geq(gone.procfd, 0);
+	cr_assert(fs_caller_in_group(&gone, child));
+	kill(child, SIGKILL);
+	cr_assert_eq(waitpid(child, NULL, 0), child);
+	cr_assert(!fs_caller_in_group(&gone, child), "a reaped caller still counted as its group");
+	close(gone.procfd);
+}
