@@ -256,7 +256,12 @@ od_status *od_status_start(od_audit *a, const od_status_opts *o, GError **err)
 	s->mode = o->mode;
 	s->mountpoint = g_strdup(o->mountpoint);
 	s->ufd = s->tfd = -1;
+	/* without it od_status_stop could never wake the thread it joins */
 	s->wake = eventfd(0, EFD_CLOEXEC);
+	if (s->wake < 0) {
+		fail_errno(err, "eventfd for", o->socket_path ? o->socket_path : "");
+		goto fail;
+	}
 	if (o->socket_path && *o->socket_path) {
 		s->ufd = bind_unix(o->socket_path, o->group, err);
 		if (s->ufd < 0)
