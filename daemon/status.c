@@ -127,19 +127,52 @@ static void write_all(int fd, const char *buf, size_t n)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			return; /* the client went away or timed out: nothing to tell */
+			return; /* the daemon went away: nothing to tell */
 		buf += w;
 		n -= (size_t)w;
 	}
 }
 
-/* Reads until `end` appears, EOF, the timeout or MAX_REQUEST bytes. */
-static size_t read_request(int fd, char *buf, const char *end)
+/* Waits for `events` on fd until the connection's deadline: false once it passed. */
+static bool wait_io(int fd, short events, gint64 deadline)
+{
+	for (;;) {
+		gint64 left = deadline - g_get_monotonic_time();
+		if (left <= 0)
+			return false;
+		struct pollfd p = { .fd = fd, .events = events };
+		int r = poll(&p, 1, (int)((left + 999) / 1000));
+		if (r < 0 && errno == EINTR)
+			continue;
+		return r > 0;
+	}
+}
+
+/* The server's side of a connection is non-blocking and every read and write
+ * waits only until one deadline per direction: with a per-call timeout a client
+ * trickling a byte now and then (or reading one now and then) would keep the one
+ * status thread, and the daemon's stop joining it, for hours. */
+static void send_all(int fd, const char *buf, size_t n, gint64 deadline)
+{
+	while (n > 0 && wait_io(fd, POLLOUT, deadline)) {
+		ssize_t w = send(fd, buf, n, MSG_NOSIGNAL);
+		if (w < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (w <= 0)
+			return; /* the client went away: nothing to tell */
+		buf += w;
+		n -= (size_t)w;
+	}
+}
+
+/* Reads until `end` appears, EOF, the deadline or MAX_REQUEST bytes. */
+static size_t read_request(int fd, char *buf, const char *end, gint64 deadline)
 {
 	size_t n = 0;
-	while (n < MAX_REQUEST - 1) {
+	buf[0] = '\0';
+	while (n < MAX_REQUEST - 1 && wait_io(fd, POLLIN, deadline)) {
 		ssize_t r = read(fd, buf + n, MAX_REQUEST - 1 - n);
-		if (r < 0 && errno == EINTR)
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (r <= 0)
 			break;
@@ -165,14 +198,12 @@ static char *reply(od_status *s, const char *what)
 
 static void serve(od_status *s, int lfd, bool http)
 {
-	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0)
 		return;
-	struct timeval tv = { .tv_sec = IO_TIMEOUT_S };
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 	char req[MAX_REQUEST];
-	read_request(fd, req, http ? "\r\n\r\n" : "\n");
+	read_request(fd, req, http ? "\r\n\r\n" : "\n",
+		     g_get_monotonic_time() + IO_TIMEOUT_S * G_USEC_PER_SEC);
 	if (http) {
 		bool ok = g_str_has_prefix(req, "GET /metrics ") || g_str_has_prefix(req, "GET / ");
 		g_autofree char *body = ok ? reply(s, "metrics") : g_strdup("not found: GET /metrics\n");
@@ -181,16 +212,17 @@ static void serve(od_status *s, int lfd, bool http)
 			ok ? "200 OK" : "404 Not Found",
 			ok ? "application/openmetrics-text; version=1.0.0; charset=utf-8" : "text/plain",
 			strlen(body));
-		write_all(fd, head, strlen(head));
-		write_all(fd, body, strlen(body));
+		gint64 deadline = g_get_monotonic_time() + IO_TIMEOUT_S * G_USEC_PER_SEC;
+		send_all(fd, head, strlen(head), deadline);
+		send_all(fd, body, strlen(body), deadline);
 	} else {
 		g_strstrip(req);
 		if (strcmp(req, "text") && strcmp(req, "json") && strcmp(req, "metrics")) {
 			const char *e = "error: ask text, json or metrics\n";
-			write_all(fd, e, strlen(e));
+			send_all(fd, e, strlen(e), g_get_monotonic_time() + IO_TIMEOUT_S * G_USEC_PER_SEC);
 		} else {
 			g_autofree char *out = reply(s, req);
-			write_all(fd, out, strlen(out));
+			send_all(fd, out, strlen(out), g_get_monotonic_time() + IO_TIMEOUT_S * G_USEC_PER_SEC);
 		}
 	}
 	close(fd);
@@ -224,7 +256,12 @@ od_status *od_status_start(od_audit *a, const od_status_opts *o, GError **err)
 	s->mode = o->mode;
 	s->mountpoint = g_strdup(o->mountpoint);
 	s->ufd = s->tfd = -1;
+	/* without it od_status_stop could never wake the thread it joins */
 	s->wake = eventfd(0, EFD_CLOEXEC);
+	if (s->wake < 0) {
+		fail_errno(err, "eventfd for", o->socket_path ? o->socket_path : "");
+		goto fail;
+	}
 	if (o->socket_path && *o->socket_path) {
 		s->ufd = bind_unix(o->socket_path, o->group, err);
 		if (s->ufd < 0)

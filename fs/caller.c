@@ -83,6 +83,12 @@ static bool next_number(const char **p, guint base, guint64 *v)
 	return true;
 }
 
+bool fs_status_number(const char *status, const char *key, guint base, guint64 *v)
+{
+	const char *p = status_field(status, key);
+	return p && next_number(&p, base, v);
+}
+
 int fs_status_nspid(const char *status, pid_t *out, int max)
 {
 	const char *p = status_field(status, "NSpid:");
@@ -159,6 +165,8 @@ fs_caller *fs_caller_new(fuse_req_t req)
 	c->pidns_depth = fs_status_nspid(status, chain, FS_MAX_NS_DEPTH);
 
 	guint64 v;
+	if (fs_status_number(status, "Tgid:", 10, &v))
+		c->tgid = (pid_t)v;
 	bool uid_ok = status_fsid(status, "Uid:", &v) && v == ctx->uid;
 	bool gid_ok = status_fsid(status, "Gid:", &v) && v == ctx->gid;
 	const char *p = status_field(status, "Groups:");
@@ -166,8 +174,7 @@ fs_caller *fs_caller_new(fuse_req_t req)
 		gid_t g = (gid_t)v;
 		g_array_append_val(c->groups, g);
 	}
-	p = status_field(status, "CapEff:");
-	if (p && next_number(&p, 16, &v))
+	if (fs_status_number(status, "CapEff:", 16, &v))
 		c->cap_eff = v;
 	c->init_userns = same_ns(c->procfd, "user");
 	c->known = uid_ok && gid_ok;
@@ -195,6 +202,13 @@ void fs_caller_free(fs_caller *c)
 char *fs_caller_read(const fs_caller *c, const char *name)
 {
 	return c->procfd >= 0 ? read_at(c->procfd, name) : NULL;
+}
+
+bool fs_caller_in_group(const fs_caller *c, pid_t tgid)
+{
+	g_autofree char *status = fs_caller_read(c, "status"); /* ESRCH once the task is gone */
+	guint64 v;
+	return tgid > 0 && status && fs_status_number(status, "Tgid:", 10, &v) && (pid_t)v == tgid;
 }
 
 /* ---- the cgroup namespace ---- */

@@ -147,26 +147,6 @@ void fs_evctl_free(fs_evctl *e)
 	g_free(e);
 }
 
-/* The thread-group leader of a thread id (pidfd_open on 6.1 refuses other threads). */
-static pid_t tgid_of(pid_t tid)
-{
-	char path[64], line[128];
-	snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	pid_t tgid = -1;
-	while (fgets(line, sizeof line, f)) {
-		int v;
-		if (sscanf(line, "Tgid: %d", &v) == 1) {
-			tgid = v;
-			break;
-		}
-	}
-	fclose(f);
-	return tgid;
-}
-
 /* Is descriptor control_fd of process tgid this cgroup's shadow memory.oom_control?
  * Read from procfs: never fstat a caller's descriptor (fdguard.h). 0, EBADF or EINVAL. */
 static int check_control(const fs_synth_ctx *c, pid_t tgid, int control_fd)
@@ -259,7 +239,9 @@ int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_f
 	if (event_fd < 0 || control_fd < 0)
 		return EBADF;
 	const struct fuse_ctx *rc = fuse_req_ctx(c->req);
-	pid_t tgid = rc->pid > 0 ? tgid_of(rc->pid) : -1;
+	/* pidfd_open on 6.1 refuses a thread that is not its group's leader */
+	g_autoptr(fs_caller) who = fs_caller_new(c->req);
+	pid_t tgid = who->tgid;
 	if (tgid <= 0)
 		return ESRCH; /* the caller is gone, or lives in a pid namespace we cannot see */
 	if (fs_closer_backed_up(e->closer)) {
@@ -278,6 +260,11 @@ int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_f
 	if (!fs_fd_within_budget(pidfd)) {
 		close(pidfd);
 		return EMFILE;
+	}
+	/* tgid was a number: if the caller died since, it may name another process now */
+	if (!fs_caller_in_group(who, tgid)) {
+		close(pidfd);
+		return ESRCH;
 	}
 	/* memcg_write_event_control's order: the eventfd (EBADF, EINVAL), then the control
 	 * file (EBADF), then whether it is memory.oom_control of this cgroup (EINVAL). */

@@ -129,6 +129,7 @@ int fs_pid_write(int fd, pid_t real);
 
 typedef struct fs_caller {
 	pid_t tid;          /* the request's thread in our pid namespace; <= 0: unknown */
+	pid_t tgid;         /* its thread-group leader (also for a nobody); <= 0: unknown */
 	int procfd;         /* O_PATH of /proc/<tid>, pinning that task; -1 */
 	bool known;         /* /proc said who it is, and it is the request's fsuid/fsgid */
 	uid_t fsuid;
@@ -153,6 +154,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(fs_caller, fs_caller_free)
 char *fs_caller_read(const fs_caller *c, const char *name);
 /* The pids of NSpid in a /proc status text, ours first, up to max; the count. */
 int fs_status_nspid(const char *status, pid_t *out, int max);
+/* The first number of field "<key>" (with its colon) of a /proc status text, in
+ * base 10 or 16; false without one. */
+bool fs_status_number(const char *status, const char *key, guint base, guint64 *v);
+/* Is the caller's thread still the task its procfd pinned, in thread group tgid?
+ * (A live thread keeps its group's leader pid from reuse, zombie or not.) */
+bool fs_caller_in_group(const fs_caller *c, pid_t tgid);
 
 /* open(2) on the calling worker thread while it is in the caller's cgroup
  * namespace, so the kernel keeps that namespace in the open cgroup file

@@ -35,20 +35,12 @@ void od_shadowfs_opts_defaults(od_shadowfs_opts *o)
  * and writing it would race with other threads creating files). */
 static mode_t read_umask(void)
 {
-	mode_t m = 022;
-	FILE *f = fopen("/proc/self/status", "re");
-	if (!f)
-		return m;
-	char line[256];
-	while (fgets(line, sizeof line, f)) {
-		unsigned v;
-		if (sscanf(line, "Umask: %o", &v) == 1) {
-			m = (mode_t)v;
-			break;
-		}
-	}
-	fclose(f);
-	return m;
+	g_autofree char *status = NULL;
+	guint64 v;
+	if (!g_file_get_contents("/proc/self/status", &status, NULL, NULL) ||
+	    !fs_status_number(status, "Umask:", 8, &v))
+		return 022;
+	return (mode_t)v;
 }
 
 static void set_err(GError **err, int code, const char *fmt, ...) G_GNUC_PRINTF(3, 4);

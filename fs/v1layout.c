@@ -700,19 +700,12 @@ static long threads_of(long tid)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%ld/status", tid);
-	FILE *f = fopen(path, "re");
-	if (!f)
+	g_autofree char *status = NULL;
+	guint64 tgid, n;
+	if (!g_file_get_contents(path, &status, NULL, NULL) || !fs_status_number(status, "Tgid:", 10, &tgid) ||
+	    !fs_status_number(status, "Threads:", 10, &n))
 		return 0;
-	char line[128];
-	long tgid = 0, n = 0;
-	while (fgets(line, sizeof line, f)) {
-		if (sscanf(line, "Tgid: %ld", &tgid) == 1)
-			continue;
-		if (sscanf(line, "Threads: %ld", &n) == 1)
-			break;
-	}
-	fclose(f);
-	return tgid == tid ? n : 0;
+	return (long)tgid == tid ? (long)n : 0;
 }
 
 /* v1 `echo TID > tasks` moves one thread. v2 moves a single thread only between

@@ -3,16 +3,20 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <glib.h>
 
 #include "ec_signal.h"
 #include "fdguard.h"
+#include "fs_private.h"
 
 #define FULL UINT64_C(0xfffffffffffffffe) /* the largest count an eventfd holds */
 
@@ -147,4 +151,51 @@ Test(fdguard, the_closer_closes, .timeout = 10)
 	cr_assert_not(fs_closer_backed_up(c));
 	close(p[0]);
 	fs_closer_free(c);
+}
+
+/* The one reader of /proc status fields (caller.c), used for Tgid, Threads, CapEff. */
+Test(status_fields, numbers_of_a_field_never_of_the_next)
+{
+	const char *st = "Name:\tx\nUmask:\t0022\nTgid:\t4242\nPid:\t4243\nThreads:\t\n"
+			 "CapEff:\t000001ffffffffff\nNSpid:\t4243\t7\n";
+	guint64 v = 0;
+	cr_assert(fs_status_number(st, "Tgid:", 10, &v));
+	cr_assert_eq(v, 4242);
+	cr_assert(fs_status_number(st, "Umask:", 8, &v));
+	cr_assert_eq(v, 022);
+	cr_assert(fs_status_number(st, "CapEff:", 16, &v));
+	cr_assert_eq(v, UINT64_C(0x1ffffffffff));
+	cr_assert(!fs_status_number(st, "Threads:", 10, &v), "an empty value took the next line's");
+	cr_assert(!fs_status_number(st, "PPid:", 10, &v));
+	pid_t ns[4];
+	cr_assert_eq(fs_status_nspid(st, ns, 4), 2);
+	cr_assert_eq(ns[1], 7);
+}
+
+/* A registration's pidfd is opened by number: the caller's pinned thread must
+ * still be alive, in that group, or the number may name someone else now. */
+Test(status_fields, a_caller_gone_is_in_no_group)
+{
+	fs_caller me = { .procfd = open("/proc/thread-self", O_PATH | O_DIRECTORY | O_CLOEXEC) };
+	cr_assert_geq(me.procfd, 0);
+	cr_assert(fs_caller_in_group(&me, getpid()));
+	cr_assert(!fs_caller_in_group(&me, getpid() + 1));
+	cr_assert(!fs_caller_in_group(&me, 0));
+	close(me.procfd);
+
+	pid_t child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	char path[32];
+	snprintf(path, sizeof path, "/proc/%d", (int)child);
+	fs_caller gone = { .procfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC) };
+	cr_assert_geq(gone.procfd, 0);
+	cr_assert(fs_caller_in_group(&gone, child));
+	kill(child, SIGKILL);
+	cr_assert_eq(waitpid(child, NULL, 0), child);
+	cr_assert(!fs_caller_in_group(&gone, child), "a reaped caller still counted as its group");
+	close(gone.procfd);
 }
