@@ -1,9 +1,12 @@
 /* watcher.c — see watcher.h.
  *
- * Each known cgroup is a node holding an O_PATH descriptor of its real
- * directory. inotify watches need a path, so they are added through
- * /proc/self/fd/<fd>[/file]: the magic link resolves to the directory we hold,
- * never to whatever is mounted at its path now (the shadow may sit on top).
+ * Each known cgroup is a node: its id, its name in its parent, its watches. Only
+ * the root holds a descriptor; another node's directory is opened when needed
+ * (adding a child, a rescan), by name from its parent's, and must still have its
+ * id: a descriptor per cgroup would cost 10,000 of them at 10,000 cgroups for
+ * the rare event that needs one. inotify watches need a path, so they are added
+ * through /proc/self/fd/<fd>[/file]: the magic link resolves to the directory
+ * opened, never to whatever is mounted at its path now (the shadow may sit on top).
  */
 #define G_LOG_DOMAIN "oomdelayfs"
 #include "oomd/watcher.h"
@@ -29,19 +32,22 @@ static const uint32_t wmask[W_KINDS] = {
 	IN_MODIFY, IN_MODIFY, IN_MODIFY,
 };
 
-typedef struct wnode {
-	uint64_t id;
-	struct wnode *parent;
-	char *name;         /* in the parent; NULL for the root */
-	int fd;             /* O_PATH|O_DIRECTORY of the real directory */
-	int wd[W_KINDS];    /* -1 when not watched */
-	GHashTable *children; /* name -> wnode* (not owning) */
-} wnode;
+typedef struct wnode wnode;
 
 typedef struct {
 	wnode *node;
 	wkind kind;
 } wref;
+
+struct wnode {
+	uint64_t id;
+	wnode *parent;
+	char *name;         /* in the parent; NULL for the root */
+	int fd;             /* the root's O_PATH|O_DIRECTORY descriptor; -1 for the others */
+	int wd[W_KINDS];    /* -1 when not watched */
+	wref ref[W_KINDS];  /* what by_wd maps wd[k] to */
+	GHashTable *children; /* name -> wnode* (not owning); NULL while it has none */
+};
 
 struct od_watcher {
 	od_controller *ctl;
@@ -49,7 +55,7 @@ struct od_watcher {
 	int ifd; /* inotify; -1 when only scanning */
 	wnode *root;
 	GHashTable *by_id;  /* &id -> wnode* (owning) */
-	GHashTable *by_wd;  /* wd -> wref* (owning) */
+	GHashTable *by_wd;  /* wd -> wref* (in its node) */
 	guint src_inotify, src_int, src_term, src_hup;
 	void (*stop)(void *ud);
 	void *stop_ud;
@@ -65,22 +71,76 @@ static void free_node(wnode *n)
 {
 	if (n->fd >= 0)
 		close(n->fd);
-	g_hash_table_destroy(n->children);
+	if (n->children)
+		g_hash_table_destroy(n->children);
 	g_free(n->name);
 	g_free(n);
 }
 
+static wnode *child_get(const wnode *n, const char *name)
+{
+	return n->children ? g_hash_table_lookup(n->children, name) : NULL;
+}
+
+static void child_put(wnode *n, wnode *c)
+{
+	if (!n->children)
+		n->children = g_hash_table_new(g_str_hash, g_str_equal);
+	g_hash_table_insert(n->children, c->name, c);
+}
+
+static void child_drop(wnode *n, const char *name)
+{
+	if (n->children)
+		g_hash_table_remove(n->children, name);
+}
+
+static GList *children_of(const wnode *n)
+{
+	return n->children ? g_hash_table_get_values(n->children) : NULL;
+}
+
+/* The directory of n, child of the directory pfd: a new O_PATH descriptor, or -1
+ * with errno (ENOENT when the name now holds another cgroup). */
+static int open_at(int pfd, const wnode *n)
+{
+	int fd = openat(pfd, n->name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd >= 0 && (fstat(fd, &st) < 0 || (uint64_t)st.st_ino != n->id)) {
+		close(fd);
+		errno = ENOENT;
+		return -1;
+	}
+	return fd;
+}
+
+/* The directory of n: a new O_PATH descriptor (the caller closes it), or -1. */
+static int open_node(const wnode *n)
+{
+	if (!n->parent)
+		return fcntl(n->fd, F_DUPFD_CLOEXEC, 3);
+	int pfd = open_node(n->parent);
+	if (pfd < 0)
+		return -1;
+	int fd = open_at(pfd, n);
+	int e = errno;
+	close(pfd);
+	errno = e;
+	return fd;
+}
+
 /* ---- inotify watches --------------------------------------------------- */
 
-static void watch_one(od_watcher *w, wnode *n, wkind k)
+/* fd: n's directory */
+static void watch_one(od_watcher *w, wnode *n, int fd, wkind k)
 {
 	if (w->ifd < 0 || n->wd[k] >= 0)
 		return;
 	char path[64 + 32];
 	if (wfile[k])
-		snprintf(path, sizeof path, "/proc/self/fd/%d/%s", n->fd, wfile[k]);
+		snprintf(path, sizeof path, "/proc/self/fd/%d/%s", fd, wfile[k]);
 	else
-		snprintf(path, sizeof path, "/proc/self/fd/%d", n->fd);
+		snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
 	int wd = inotify_add_watch(w->ifd, path, wmask[k]);
 	if (wd < 0) {
 		/* ENOENT: no memory controller in this cgroup (yet). */
@@ -91,16 +151,17 @@ static void watch_one(od_watcher *w, wnode *n, wkind k)
 		return;
 	}
 	n->wd[k] = wd;
-	wref *r = g_new(wref, 1);
-	r->node = n;
-	r->kind = k;
-	g_hash_table_insert(w->by_wd, GINT_TO_POINTER(wd), r);
+	n->ref[k] = (wref){ n, k };
+	g_hash_table_insert(w->by_wd, GINT_TO_POINTER(wd), &n->ref[k]);
 }
 
-static void watch_all(od_watcher *w, wnode *n)
+/* cgroup.subtree_control matters for the children's memory.* files only: it is
+ * watched once n has a child (add_child), a watch less for every leaf. */
+static void watch_all(od_watcher *w, wnode *n, int fd)
 {
 	for (int k = 0; k < W_KINDS; k++)
-		watch_one(w, n, (wkind)k);
+		if (k != W_SUBTREE || (n->children && g_hash_table_size(n->children)))
+			watch_one(w, n, fd, (wkind)k);
 }
 
 static void unwatch_all(od_watcher *w, wnode *n)
@@ -119,7 +180,7 @@ static void unwatch_all(od_watcher *w, wnode *n)
 static void remove_subtree(od_watcher *w, wnode *n)
 {
 	/* Children first: the controller wants descendants removed before their parent. */
-	GList *kids = g_hash_table_get_values(n->children);
+	GList *kids = children_of(n);
 	for (GList *l = kids; l; l = l->next)
 		remove_subtree(w, l->data);
 	g_list_free(kids);
@@ -127,7 +188,7 @@ static void remove_subtree(od_watcher *w, wnode *n)
 	od_controller_remove(w->ctl, n->id);
 	unwatch_all(w, n);
 	if (n->parent)
-		g_hash_table_remove(n->parent->children, n->name);
+		child_drop(n->parent, n->name);
 	if (n == w->root)
 		w->root = NULL;
 	if (n == w->moving)
@@ -135,13 +196,13 @@ static void remove_subtree(od_watcher *w, wnode *n)
 	g_hash_table_remove(w->by_id, &n->id); /* frees n */
 }
 
-static void scan_dir(od_watcher *w, wnode *n, bool prune);
+static void scan_dir(od_watcher *w, wnode *n, int fd, bool prune);
 
-/* A directory `name` of parent exists (scan, IN_CREATE, rescan). */
-static wnode *add_child(od_watcher *w, wnode *parent, const char *name)
+/* A directory `name` of parent (its directory: pfd) exists (scan, IN_CREATE, rescan). */
+static wnode *add_child(od_watcher *w, wnode *parent, int pfd, const char *name)
 {
-	wnode *old = g_hash_table_lookup(parent->children, name);
-	int fd = openat(parent->fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	wnode *old = child_get(parent, name);
+	int fd = openat(pfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno != ENOENT && errno != ENOTDIR)
 			g_warning("cgroup %" PRIu64 ": open %s: %s", parent->id, name, g_strerror(errno));
@@ -160,34 +221,47 @@ static wnode *add_child(od_watcher *w, wnode *parent, const char *name)
 		remove_subtree(w, old);
 
 	wnode *n = g_new0(wnode, 1);
-	n->fd = fd;
+	n->fd = -1;
 	n->parent = parent;
 	n->name = g_strdup(name);
-	n->children = g_hash_table_new(g_str_hash, g_str_equal);
 	for (int k = 0; k < W_KINDS; k++)
 		n->wd[k] = -1;
 	/* Watch before reading: a change between the two is then not lost. */
 	n->id = st.st_ino;
-	watch_all(w, n);
+	/* Before the child's own watches: a controller enabled from now on is seen. */
+	watch_one(w, parent, pfd, W_SUBTREE);
+	watch_all(w, n, fd);
 	int e = od_controller_add(w->ctl, parent->id, fd, &n->id);
 	if (e) {
 		if (e != ENOENT)
 			g_warning("cgroup %s: cannot add: %s", name, g_strerror(e));
 		unwatch_all(w, n);
 		free_node(n);
+		close(fd);
 		return NULL;
 	}
 	g_hash_table_insert(w->by_id, &n->id, n);
-	g_hash_table_insert(parent->children, n->name, n);
-	scan_dir(w, n, false); /* it may have children already */
+	child_put(parent, n);
+	scan_dir(w, n, fd, false); /* it may have children already */
+	close(fd);
 	return n;
 }
 
-/* Adds the subdirectories of n not known yet; with prune, also removes known
- * children that no longer exist (after an inotify queue overflow). */
-static void scan_dir(od_watcher *w, wnode *n, bool prune)
+/* add_child for an event: n's directory opened for it */
+static void add_child_of(od_watcher *w, wnode *n, const char *name)
 {
-	int dfd = openat(n->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = open_node(n);
+	if (fd < 0)
+		return; /* n is gone: its own removal follows */
+	add_child(w, n, fd, name);
+	close(fd);
+}
+
+/* Adds the subdirectories of n (its directory: fd) not known yet; with prune, also
+ * removes known children that no longer exist (after an inotify queue overflow). */
+static void scan_dir(od_watcher *w, wnode *n, int fd, bool prune)
+{
+	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
 		if (errno != ENOENT)
 			g_warning("cgroup %" PRIu64 ": open directory: %s", n->id, g_strerror(errno));
@@ -205,22 +279,23 @@ static void scan_dir(od_watcher *w, wnode *n, bool prune)
 			continue;
 		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
 			continue;
-		wnode *c = add_child(w, n, de->d_name);
+		wnode *c = add_child(w, n, fd, de->d_name);
 		if (c && seen)
 			g_hash_table_add(seen, g_strdup(c->name));
-		else if (c && prune)
-			scan_dir(w, c, true);
 	}
 	closedir(d);
 	if (!prune)
 		return;
-	GList *kids = g_hash_table_get_values(n->children);
+	GList *kids = children_of(n);
 	for (GList *l = kids; l; l = l->next) {
 		wnode *c = l->data;
-		if (!g_hash_table_contains(seen, c->name))
+		int cfd = g_hash_table_contains(seen, c->name) ? open_at(fd, c) : -1;
+		if (cfd < 0) {
 			remove_subtree(w, c);
-		else
-			scan_dir(w, c, true);
+			continue;
+		}
+		scan_dir(w, c, cfd, true);
+		close(cfd);
 	}
 	g_list_free(kids);
 	g_hash_table_destroy(seen);
@@ -241,10 +316,15 @@ static void resync_node(gpointer key, gpointer value, gpointer ud)
 static void rescan(od_watcher *w)
 {
 	g_warning("inotify queue overflowed: rescanning the real tree");
-	scan_dir(w, w->root, true);
+	scan_dir(w, w->root, w->root->fd, true);
 	GList *nodes = g_hash_table_get_values(w->by_id);
-	for (GList *l = nodes; l; l = l->next)
-		watch_all(w, l->data);
+	for (GList *l = nodes; l; l = l->next) {
+		int fd = open_node(l->data);
+		if (fd >= 0) {
+			watch_all(w, l->data, fd);
+			close(fd);
+		}
+	}
 	g_list_free(nodes);
 	g_hash_table_foreach(w->by_id, resync_node, w);
 }
@@ -291,29 +371,35 @@ static void handle_event(od_watcher *w, const struct inotify_event *ev)
 	switch (r->kind) {
 	case W_DIR:
 		if ((ev->mask & IN_CREATE) && (ev->mask & IN_ISDIR) && ev->len) {
-			add_child(w, n, ev->name);
+			add_child_of(w, n, ev->name);
 		} else if ((ev->mask & IN_MOVED_FROM) && (ev->mask & IN_ISDIR) && ev->len) {
-			w->moving = g_hash_table_lookup(n->children, ev->name);
+			w->moving = child_get(n, ev->name);
 			w->moving_cookie = ev->cookie;
 		} else if ((ev->mask & IN_MOVED_TO) && (ev->mask & IN_ISDIR) && ev->len) {
 			wnode *m = w->moving;
 			w->moving = NULL;
 			if (m && w->moving_cookie == ev->cookie && m->parent == n) {
 				/* Same cgroup (same id), new name: re-key it. */
-				g_hash_table_remove(n->children, m->name);
+				child_drop(n, m->name);
 				g_free(m->name);
 				m->name = g_strdup(ev->name);
-				wnode *old = g_hash_table_lookup(n->children, m->name);
+				wnode *old = child_get(n, m->name);
 				if (old)
 					remove_subtree(w, old);
-				g_hash_table_insert(n->children, m->name, m);
+				child_put(n, m);
+				/* Events inside it met its old name (open_node failed): catch up. */
+				int fd = open_node(m);
+				if (fd >= 0) {
+					scan_dir(w, m, fd, true);
+					close(fd);
+				}
 			} else {
 				if (m) /* moved elsewhere: cgroupfs forbids it, but be safe */
 					remove_subtree(w, m);
-				add_child(w, n, ev->name);
+				add_child_of(w, n, ev->name);
 			}
 		} else if ((ev->mask & IN_DELETE) && (ev->mask & IN_ISDIR) && ev->len) {
-			wnode *c = g_hash_table_lookup(n->children, ev->name);
+			wnode *c = child_get(n, ev->name);
 			if (c)
 				remove_subtree(w, c);
 		} else if (ev->mask & IN_DELETE_SELF) {
@@ -332,16 +418,24 @@ static void handle_event(od_watcher *w, const struct inotify_event *ev)
 	case W_SUBTREE: {
 		/* Controllers enabled or disabled for the children: memory.* files may
 		 * have appeared; kernfs creates them without an inotify event. */
+		int fd = n->children ? open_node(n) : -1;
 		GHashTableIter it;
 		gpointer v;
-		g_hash_table_iter_init(&it, n->children);
-		while (g_hash_table_iter_next(&it, NULL, &v)) {
+		if (fd >= 0)
+			g_hash_table_iter_init(&it, n->children);
+		while (fd >= 0 && g_hash_table_iter_next(&it, NULL, &v)) {
 			wnode *c = v;
 			bool had = c->wd[W_MAX] >= 0;
-			watch_all(w, c);
+			int cfd = open_at(fd, c);
+			if (cfd < 0)
+				continue; /* gone: its IN_DELETE follows */
+			watch_all(w, c, cfd);
+			close(cfd);
 			if (!had && c->wd[W_MAX] >= 0)
 				od_controller_real_max_changed(w->ctl, c->id);
 		}
+		if (fd >= 0)
+			close(fd);
 		break;
 	}
 	default:
@@ -398,7 +492,7 @@ od_watcher *od_watcher_new(od_controller *c, int root_fd, bool watch, GError **e
 	w->root_fd = root_fd;
 	w->ifd = -1;
 	w->by_id = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, (GDestroyNotify)free_node);
-	w->by_wd = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+	w->by_wd = g_hash_table_new(g_direct_hash, g_direct_equal);
 	if (watch) {
 		w->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 		if (w->ifd < 0) {
@@ -410,7 +504,6 @@ od_watcher *od_watcher_new(od_controller *c, int root_fd, bool watch, GError **e
 	}
 	wnode *r = g_new0(wnode, 1);
 	r->fd = openat(root_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	r->children = g_hash_table_new(g_str_hash, g_str_equal);
 	for (int k = 0; k < W_KINDS; k++)
 		r->wd[k] = -1;
 	int e = r->fd < 0 ? errno : od_controller_add(c, 0, r->fd, &r->id);
@@ -423,10 +516,10 @@ od_watcher *od_watcher_new(od_controller *c, int root_fd, bool watch, GError **e
 	w->root = r;
 	g_hash_table_insert(w->by_id, &r->id, r);
 	/* The root is never managed: only its directory and subtree_control matter. */
-	watch_one(w, r, W_DIR);
-	watch_one(w, r, W_SUBTREE);
+	watch_one(w, r, r->fd, W_DIR);
+	watch_one(w, r, r->fd, W_SUBTREE);
 	gint64 t0 = g_get_monotonic_time();
-	scan_dir(w, r, false);
+	scan_dir(w, r, r->fd, false);
 	g_message("%u cgroups found in %.1f ms", g_hash_table_size(w->by_id),
 		  (g_get_monotonic_time() - t0) / 1000.0);
 	if (watch) {
