@@ -141,10 +141,10 @@ static void apply_rt(od_controller *c)
  * with, and the deadline thread then waits: a tick was seen 380 ms late, all of it
  * waiting for the lock, among f-load's 64 clients (docs/DESIGN.md, "the late
  * tick"). So a thread below the controller's priority is raised to it while it
- * holds the lock (two setpriority calls per hold; the GMutex is no priority-
- * inheriting futex, and PI would not boost a niceness anyway). A thread already at
- * the controller's niceness (the controller's own threads; every thread when
- * --nice is the started-with niceness) skips both. Each thread also touches its
+ * holds the lock (two setpriority calls per hold: the GMutex is a plain futex,
+ * without priority inheritance). A thread already at the controller's niceness
+ * (the controller's own threads; every thread when --nice is the started-with
+ * niceness, or could not be set) skips both. Each thread also touches its
  * stack once, so that a first fault under the lock (pages are locked as they are
  * touched) cannot stall in reclaim. site names the call for the diagnostics build
  * only (diag.h); the default build stores nothing. */
