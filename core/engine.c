@@ -884,17 +884,6 @@ bool oe_view_get(const oe_engine *e, uint64_t id, oe_view *v)
 	return true;
 }
 
-bool oe_known(const oe_engine *e, uint64_t id)
-{
-	return find(e, id) != NULL;
-}
-
-uint64_t oe_parent(const oe_engine *e, uint64_t id)
-{
-	const node *n = find(e, id);
-	return n && n->parent ? n->parent->id : 0;
-}
-
 size_t oe_count(const oe_engine *e)
 {
 	return g_hash_table_size(e->nodes);

@@ -31,6 +31,7 @@
  */
 #define G_LOG_DOMAIN "oomdelayfs"
 #include "oomd/controller.h"
+#include "oomd/diag.h"
 #include "oomd/kernel_io.h"
 #include "oomd/order.h"
 #include "oomd/persist.h"
@@ -65,25 +66,12 @@ typedef struct {
 	gint unstored;            /* its last PERSIST failed: guarded actions are skipped (atomic) */
 } od_cg;
 
-typedef struct {
-	const char *site, *role;
-	int64_t t0;
-	struct rusage ru; /* the holder's, at the lock */
-} od_lock_hold;
-
 struct od_controller {
 	GMutex lock; /* engine, cgs, acts, timer; taken through engine_lock() only */
 	int lock_nice; /* the niceness of the controller's own threads */
 	gint rt_prio;  /* SCHED_FIFO for the deadline thread and the killer (atomic) */
-	/* The current hold and the longest since the last tick (under the lock), with
-	 * the holder's rusage at its end: the late tick's line tells from them whether
-	 * the holder ran, slept (a futex, I/O, a fault) or was preempted. */
-	od_lock_hold hold, longest;
-	int64_t longest_ns;
-	struct rusage longest_end;
+	od_diag *diag; /* NULL unless built with -Ddiagnostics=true (diag.h) */
 	oe_engine *eng;
-	oe_config cfg;
-	int root_fd; /* not owned */
 	int tfd;
 	int64_t armed;
 	int64_t tick_late; /* how late the last timer tick ran (ns; atomic), for the kill's log line */
@@ -92,16 +80,6 @@ struct od_controller {
 	/* The deadline thread: it alone reads the timerfd. Fields below it are its own. */
 	GThread *deadlines;
 	gint deadlines_stop;
-	/* The slowest action the deadline thread ran since the last tick: a late tick's
-	 * log line then tells our own slow work from a daemon starved or blocked elsewhere. */
-	int64_t slow_ns;
-	oe_action slow_act;
-	/* Its /proc/thread-self/schedstat (kept open, read after each tick's actions) and
-	 * its last reading: a late tick's line splits the delay into time the thread ran,
-	 * waited for a CPU, and slept or was blocked. -1 if it cannot be opened. */
-	int sched_fd;
-	uint64_t sched_run, sched_wait;
-	int64_t sched_at;
 	GHashTable *cgs; /* &id -> od_cg* */
 	oe_action *buf;
 	oe_actions acts;
@@ -118,8 +96,7 @@ static GPrivate nesting; /* per-thread depth of nested batches (SAMPLE) */
 /* This thread is carrying out a batch: what its actions make the engine emit comes
  * after that batch in the order, so it is handed off, never waited for. */
 static _Thread_local int in_batch;
-/* Which of our threads this is (NULL: a FUSE worker, or main before the loop runs);
- * named for the late tick's line. */
+/* Which of our threads this is (NULL: a FUSE worker, or main before the loop runs). */
 static _Thread_local const char *thread_role;
 static const char ROLE_DEADLINE[] = "the deadline thread", ROLE_KILLER[] = "the kill actuator",
 		  ROLE_ACTUATOR[] = "an actuator", ROLE_LOOP[] = "the main loop";
@@ -158,13 +135,19 @@ static void apply_rt(od_controller *c)
 
 /* ---- the engine's lock ---------------------------------------------- */
 
-/* Under the lock only pure engine work is done, yet a FUSE worker, which runs at
- * the niceness the daemon was started with, can be preempted while holding it by
- * the workloads it competes with, and the deadline thread then waits: a tick was
- * seen 380 ms late, all of it waiting for the lock, among f-load's 64 clients. So
- * a thread below the controller's priority is raised to it while it holds the
- * lock, and touches its stack once, so that a first fault under the lock (pages
- * are locked as they are touched) cannot stall in reclaim. */
+/* The niceness boost is a fix, not a diagnostic. Under the lock only pure engine
+ * work is done, yet a FUSE worker, which runs at the niceness the daemon was
+ * started with, can be preempted while holding it by the workloads it competes
+ * with, and the deadline thread then waits: a tick was seen 380 ms late, all of it
+ * waiting for the lock, among f-load's 64 clients (docs/DESIGN.md, "the late
+ * tick"). So a thread below the controller's priority is raised to it while it
+ * holds the lock (two setpriority calls per hold: the GMutex is a plain futex,
+ * without priority inheritance). A thread already at the controller's niceness
+ * (the controller's own threads; every thread when --nice is the started-with
+ * niceness, or could not be set) skips both. Each thread also touches its
+ * stack once, so that a first fault under the lock (pages are locked as they are
+ * touched) cannot stall in reclaim. site names the call for the diagnostics build
+ * only (diag.h); the default build stores nothing. */
 static _Thread_local int own_nice = INT_MIN; /* INT_MIN: not yet read */
 
 static void engine_lock(od_controller *c, const char *site)
@@ -178,26 +161,12 @@ static void engine_lock(od_controller *c, const char *site)
 	if (own_nice > c->lock_nice)
 		(void)setpriority(PRIO_PROCESS, 0, c->lock_nice); /* best effort: CAP_SYS_NICE */
 	g_mutex_lock(&c->lock);
-	c->hold.site = site;
-	c->hold.role = thread_role ? thread_role : "a FUSE worker";
-	getrusage(RUSAGE_THREAD, &c->hold.ru);
-	c->hold.t0 = od_now();
-}
-
-static int64_t ru_cpu_ns(const struct rusage *r)
-{
-	return ((int64_t)r->ru_utime.tv_sec + r->ru_stime.tv_sec) * 1000000000LL +
-	       ((int64_t)r->ru_utime.tv_usec + r->ru_stime.tv_usec) * 1000LL;
+	od_diag_lock_taken(c->diag, site, thread_role ? thread_role : "a FUSE worker");
 }
 
 static void engine_unlock(od_controller *c)
 {
-	int64_t held = od_now() - c->hold.t0;
-	if (held > c->longest_ns) {
-		c->longest = c->hold;
-		c->longest_ns = held;
-		getrusage(RUSAGE_THREAD, &c->longest_end);
-	}
+	od_diag_lock_released(c->diag);
 	g_mutex_unlock(&c->lock);
 	if (own_nice > c->lock_nice)
 		(void)setpriority(PRIO_PROCESS, 0, own_nice);
@@ -415,15 +384,16 @@ static int do_kill_group(od_controller *c, od_cg *g)
 	/* Through the hold's kept descriptors: an open allocates, and under global
 	 * pressure stalls in reclaim just when the kill is due. */
 	const od_kio_hold_files *h = g_atomic_pointer_get(&g->hold);
-	int64_t tc = od_now();
 	od_kio_count_procs(g->fd, h, &procs);
-	/* Logged after the write, as the kernel-mode kill: same timing fields. */
+	/* Logged after the write, as the kernel-mode kill: same timing fields (when the
+	 * write began and how long it took: the kill's record, which the VM tests check
+	 * against the deadline). */
 	int64_t t0 = od_now();
 	int r = od_kio_kill(g->fd, h);
 	g_message("%s: delay over, the whole cgroup killed (cgroup.kill, %" PRIu64
-		  " processes of its own, counted in %.1f ms): %s in %.1f ms (write began at boottime "
-		  "%.1f ms; last timer tick %.1f ms late)", cg_path(g, p, sizeof p), procs,
-		  (t0 - tc) / 1e6, r < 0 ? g_strerror(-r) : "done", (od_now() - t0) / 1e6, t0 / 1e6,
+		  " processes of its own): %s in %.1f ms (write began at boottime %.1f ms; last "
+		  "timer tick %.1f ms late)", cg_path(g, p, sizeof p), procs,
+		  r < 0 ? g_strerror(-r) : "done", (od_now() - t0) / 1e6, t0 / 1e6,
 		  __atomic_load_n(&c->tick_late, __ATOMIC_RELAXED) / 1e6);
 	if (r < 0)
 		return r;
@@ -559,16 +529,12 @@ static int run_actions(od_controller *c, const oe_action *v, od_cg **g, size_t n
 	int err = 0;
 	bool skipped = false;
 	for (size_t i = 0; i < n; i++) {
-		int64_t t0 = od_now();
+		int64_t t0 = od_diag_clock();
 		skipped |= v[i].guarded && g[i] && g_atomic_int_get(&g[i]->unstored);
 		int r = run_one(c, &v[i], g[i]);
 		if (r && !err)
 			err = r;
-		int64_t took = od_now() - t0;
-		if (thread_role == ROLE_DEADLINE && took > c->slow_ns) {
-			c->slow_ns = took;
-			c->slow_act = v[i];
-		}
+		od_diag_action(c->diag, thread_role == ROLE_DEADLINE, t0, act_name(v[i].kind), v[i].id);
 	}
 	for (size_t i = 0; skipped && i < n; i++) {
 		bool first = true;
@@ -663,7 +629,7 @@ static gpointer actuator_main(gpointer data)
 
 /* ---- the contract ------------------------------------------------------ */
 
-od_controller *od_controller_new(int root_fd, const oe_config *cfg)
+od_controller *od_controller_new(int root_fd G_GNUC_UNUSED, const oe_config *cfg)
 {
 	od_controller *c = g_new0(od_controller, 1);
 	/* Blocking: the deadline thread sleeps in read() until the earliest deadline. */
@@ -675,10 +641,8 @@ od_controller *od_controller_new(int root_fd, const oe_config *cfg)
 	}
 	g_mutex_init(&c->lock);
 	c->order = od_order_new();
-	c->cfg = *cfg;
-	c->root_fd = root_fd;
+	c->diag = od_diag_new();
 	c->armed = OE_NO_DEADLINE;
-	c->sched_fd = -1;
 	thread_role = ROLE_LOOP; /* main() makes the controller on the loop's thread */
 	/* main() made the controller after setting the niceness its threads inherit. */
 	errno = 0;
@@ -709,8 +673,7 @@ void od_controller_free(od_controller *c)
 	g_free(c->buf);
 	od_order_free(c->order);
 	close(c->tfd);
-	if (c->sched_fd >= 0)
-		close(c->sched_fd);
+	od_diag_free(c->diag);
 	g_mutex_clear(&c->lock);
 	g_free(c);
 }
@@ -728,69 +691,25 @@ void od_controller_set_hooks(od_controller *c, const od_hooks *h)
 	engine_unlock(c);
 }
 
-/* The deadline thread's CPU time and run-queue wait (ns), from the descriptor it
- * opened at its start. False if the kernel has none. */
-static bool read_schedstat(od_controller *c, uint64_t *run, uint64_t *wait)
-{
-	if (c->sched_fd < 0)
-		return false;
-	char buf[96];
-	ssize_t n = pread(c->sched_fd, buf, sizeof buf - 1, 0);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	return sscanf(buf, "%" SCNu64 " %" SCNu64, run, wait) == 2;
-}
+/* A tick later than this is logged (one line, after the tick's actions). */
+#define LATE_TICK_NS (100 * 1000000LL)
 
-/* woke: when read() on the timerfd returned. A late tick's line tells a late
- * wake-up (the timer's interrupt, or the whole VM not running) from a wait for
- * the engine's lock. */
+/* woke: when read() on the timerfd returned (diagnostics build only, else 0). */
 static void tick(od_controller *c, int64_t woke)
 {
 	engine_lock(c, "tick");
 	int64_t now = od_now();
 	int64_t armed = c->armed;
 	int64_t late = armed > 0 && armed != OE_NO_DEADLINE ? now - armed : 0;
-	/* The longest hold of the lock since the previous tick, for the late line. */
-	int64_t held = c->longest_ns;
-	od_lock_hold by = c->longest;
-	const struct rusage *end = &c->longest_end;
-	char held_how[96] = "";
-	if (held)
-		snprintf(held_how, sizeof held_how, "; it ran %.1f ms of it, slept %ld and was "
-			 "preempted %ld times", (ru_cpu_ns(end) - ru_cpu_ns(&by.ru)) / 1e6,
-			 end->ru_nvcsw - by.ru.ru_nvcsw, end->ru_nivcsw - by.ru.ru_nivcsw);
-	c->longest_ns = 0;
+	od_diag_tick_locked(c->diag);
 	c->armed = INT64_MIN; /* the timer has fired: always re-arm */
 	__atomic_store_n(&c->tick_late, late, __ATOMIC_RELAXED);
 	oe_tick(c->eng, now, &c->acts);
 	finish_locked(c);
-	/* Read and logged after the tick's actions: a kill must not wait for either. */
-	uint64_t run = 0, wait = 0;
-	bool have = read_schedstat(c, &run, &wait);
-	int64_t at = od_now();
-	if (late > 100 * 1000000LL) {
-		char why[192] = "";
-		if (have && c->sched_at) {
-			double span = (at - c->sched_at) / 1e6, ran = (run - c->sched_run) / 1e6,
-			       waited = (wait - c->sched_wait) / 1e6;
-			snprintf(why, sizeof why, "; in the %.1f ms since the previous tick the deadline "
-				 "thread ran %.1f ms, waited %.1f ms for a CPU, slept or was blocked "
-				 "%.1f ms", span, ran, waited, span - ran - waited);
-		}
-		g_message("timer %.1f ms late (woken %.1f ms after it was due, then %.1f ms for the "
-			  "engine's lock, whose longest hold since the previous tick was %.1f ms, by %s on %s%s)%s; "
-			  "its slowest action since then: %s of cgroup %" PRIu64 ", %.1f ms", late / 1e6,
-			  (woke - armed) / 1e6, (now - woke) / 1e6, held / 1e6, held ? by.site : "none",
-			  held ? by.role : "none", held_how, why, c->slow_ns ? act_name(c->slow_act.kind) : "none", c->slow_act.id,
-			  c->slow_ns / 1e6);
-	}
-	c->slow_ns = 0;
-	if (have) {
-		c->sched_run = run;
-		c->sched_wait = wait;
-		c->sched_at = at;
-	}
+	/* Logged after the tick's actions: a kill must not wait for the logger. */
+	const char *why = od_diag_tick_done(c->diag, late > LATE_TICK_NS, armed, woke, now);
+	if (late > LATE_TICK_NS)
+		g_message("timer %.1f ms late%s", late / 1e6, why);
 }
 
 static gpointer deadline_main(gpointer data)
@@ -799,7 +718,7 @@ static gpointer deadline_main(gpointer data)
 	thread_role = ROLE_DEADLINE;
 	prefault_stack();
 	apply_rt(c);
-	c->sched_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	od_diag_deadline_thread(c->diag);
 	while (!g_atomic_int_get(&c->deadlines_stop)) {
 		uint64_t expirations;
 		/* Each wake-up is a beat for the watchdog (fdstore.c), also without deadlines. */
@@ -818,7 +737,7 @@ static gpointer deadline_main(gpointer data)
 			continue;
 		}
 		if (!g_atomic_int_get(&c->deadlines_stop))
-			tick(c, od_now());
+			tick(c, od_diag_clock());
 	}
 	return NULL;
 }

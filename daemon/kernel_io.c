@@ -201,12 +201,10 @@ int od_kio_parse_events(const char *buf, size_t len, od_kio_events *ev)
 #define KEY(s, field) \
 	if (kl == sizeof(s) - 1 && memcmp(k, s, kl) == 0) \
 		ev->field = v;
-		KEY("low", low)
 		KEY("high", high)
 		KEY("max", max)
 		KEY("oom", oom)
 		KEY("oom_kill", oom_kill)
-		KEY("oom_group_kill", oom_group_kill)
 		KEY("populated", populated)
 #undef KEY
 		i = eol + 1;

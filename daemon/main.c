@@ -1,6 +1,7 @@
-/* main.c — oomdelayfs: options, start-up checks, then the three threads:
+/* main.c — oomdelayfs: options, start-up checks, then the threads that serve:
  * the glib main loop (watcher, timers, signals) on the main thread, the FUSE
- * session on its own thread (with its workers), and the controller's actuator.
+ * session on its own thread (with its workers), and the controller's deadline
+ * thread and actuators (controller.h).
  * Order matters: the real cgroup root is opened before mounting, so that the
  * shadow can be mounted over the real tree itself. A connection kept by the
  * service manager (systemd's fd store, --supervise) is taken over instead of

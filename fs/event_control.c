@@ -1,6 +1,5 @@
 /* event_control.c — cgroup-v1 OOM listeners registered by writing
- * "<event_fd> <control_fd>" to cgroup.event_control (issue 4, deliverable 1;
- * issue 10, deliverables 1 and 5).
+ * "<event_fd> <control_fd>" to cgroup.event_control.
  *
  * The numbers name descriptors in the *caller's* process. They are checked in
  * procfs before anything is taken (fdguard.h: readlink and fdinfo never call into

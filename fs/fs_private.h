@@ -289,7 +289,7 @@ unsigned fs_ctlwatch_poll(fs_ctlwatch *w, fs_file *f, struct fuse_pollhandle *ph
 /* Exposed for tests and for callers without hooks. */
 void fs_ctlwatch_changed(fs_ctlwatch *w, uint64_t id);
 
-/* ---- the session (session.c) and the operations (ops_*.c) ---- */
+/* ---- the session (session.c) and the operations (entry.c, file.c, dir.c, xattr.c) ---- */
 
 struct od_shadowfs {
 	struct fuse_session *se;

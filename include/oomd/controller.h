@@ -25,7 +25,8 @@ typedef struct {
 	void *ud;
 } od_hooks;
 
-/* root_fd: a directory fd of the real cgroup-v2 root, opened before mounting. */
+/* root_fd is not used (the controller reaches cgroups through the descriptors it is
+ * given); it stays while fs/tests' stub controller is made with this signature. */
 od_controller *od_controller_new(int root_fd, const oe_config *cfg);
 void od_controller_free(od_controller *c);
 void od_controller_set_hooks(od_controller *c, const od_hooks *h); /* more than one set may be added */

@@ -165,8 +165,6 @@ void oe_group_killed(oe_engine *e, uint64_t id, uint64_t killed, oe_actions *out
 void oe_release_all(oe_engine *e, oe_actions *out);
 
 bool oe_view_get(const oe_engine *e, uint64_t id, oe_view *v);
-bool oe_known(const oe_engine *e, uint64_t id);
-uint64_t oe_parent(const oe_engine *e, uint64_t id); /* 0 for the root or unknown */
 size_t oe_count(const oe_engine *e);
 
 /* Calls fn for id and each descendant (pre-order). */

@@ -23,7 +23,7 @@ int od_kio_write_str(int dirfd, const char *name, const char *s);
 /* The counters of memory.events / memory.events.local (and cgroup.events' populated)
  * that the engine reads. Unknown keys are skipped; missing keys read as 0. */
 typedef struct {
-	uint64_t low, high, max, oom, oom_kill, oom_group_kill;
+	uint64_t high, max, oom, oom_kill;
 	uint64_t populated; /* cgroup.events' key; UINT64_MAX when the content has none */
 } od_kio_events;
 
