@@ -298,3 +298,18 @@ server_pid() {
 # takeovers: how many times a server took the kept FUSE connection over (its log line)
 takeovers() { grep -c 'took over the FUSE connection' /tmp/oomdelayfs.log; }
 _took_over() { [ "$(takeovers)" -gt "$1" ]; }
+
+# killed_on_time CG SHADOWCG: a hog started over CG's limit is held and killed after the
+# daemon's deadline (the kernel's oom_kill moves, within 2 s of it); prints the kill's lateness
+# in ms. For the s-* scenarios: whatever a hostile caller did, the kill is still on time.
+killed_on_time() {
+	_k0=$(evkey "$1" oom_kill)
+	kill_watch "$1"
+	start_hog "$1" 256
+	_dl=$(deadline_ns "$1")
+	wait_for 10000 dead "$HOG_PID" || fail "hog alive 10 s after the onset ($(hold_state "$1" "$2"))"
+	_kl=$(kill_late "$1" "$_dl")
+	awk -v l="$_kl" 'BEGIN { exit !(l < 2000) }' || fail "the kill came $_kl ms after the deadline"
+	[ "$(evkey "$1" oom_kill)" -gt "$_k0" ] || fail "the kernel's oom_kill did not move"
+	echo "$_kl"
+}

@@ -89,6 +89,13 @@ OOMD_KERNELS=$KERNELS "$HERE/fetch-kernels.sh" "$CACHE" || { echo "run-vm: canno
 
 ACCEL="-accel tcg"
 [ "${OOMD_VM_KVM:-0}" = 1 ] && ACCEL="-accel kvm -cpu host"
+# scenarios whose header says "# runs first" go first (d-v1diff: the memory controller can move
+# to a v1 hierarchy only while no dying memcg pins it, and the container scenarios leave some)
+first='' rest=''
+for s in $SCENARIOS; do
+	if grep -q '^# runs first' "$HERE/scenarios/$s.sh"; then first="$first $s"; else rest="$rest $s"; fi
+done
+SCENARIOS="$first$rest"
 ONLY=$(echo $SCENARIOS | tr ' ' ',')
 
 qemu_once() { # label image log: one boot; its exit status

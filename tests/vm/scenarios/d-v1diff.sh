@@ -11,6 +11,8 @@
 # Dying memcgs of earlier scenarios pin the controller too (their files in /tmp are tmpfs pages):
 # the scenario removes those files; if the controller stays pinned it skips with that reason.
 # timeout: 240
+# runs first: dying memcgs of the scenarios before it (the containers' above all) would pin
+# the memory controller and make it skip
 . /oomd/lib.sh
 case $OOMD_KERNEL in
 6.1 | 6.1.*) ;;

@@ -43,14 +43,7 @@ done
 allread() { for f in "$rd"/*; do grep -q '^under_oom' "$f" || return 1; done; }
 wait_for 10000 allread || fail "32 parallel reads of the shadow did not all answer within 10 s"
 tr=$(($(now_ms) - t0))
-k0=$(evkey "$cg" oom_kill)
-kill_watch "$cg"
-start_hog "$cg" 256
-dl=$(deadline_ns "$cg")
-wait_for 10000 dead "$HOG_PID" || fail "hog alive 10 s after the onset ($(hold_state "$cg" "$s"))"
-kl=$(kill_late "$cg" "$dl")
-awk -v l="$kl" 'BEGIN { exit !(l < 2000) }' || fail "the kill came $kl ms after the deadline"
-[ "$(evkey "$cg" oom_kill)" -gt "$k0" ] || fail "the kernel's oom_kill did not move"
+kl=$(killed_on_time "$cg" "$s")
 if grep -q 'left unanswered' /tmp/hf.err; then
 	fail "the daemon sent the caller's FUSE server a request: $(cat /tmp/hf.err)"
 fi

@@ -21,14 +21,7 @@ odt asuser 1000 1000 v1listener "$s" --fork --count 1 --timeout 60000 --ready /t
 wait_for 5000 test -e /tmp/h.ready || fail "the handing-on listener did not register: $(cat /tmp/h.out)"
 child=$(sed -n 's/^forked .* child=\([0-9]*\).*/\1/p' /tmp/h.out)
 [ -n "$child" ] || fail "no child reported: $(cat /tmp/h.out)"
-k0=$(evkey "$cg" oom_kill)
-kill_watch "$cg"
-start_hog "$cg" 256
-dl=$(deadline_ns "$cg")
-wait_for 10000 dead "$HOG_PID" || fail "hog alive 10 s after the onset ($(hold_state "$cg" "$s"))"
-kl=$(kill_late "$cg" "$dl")
-awk -v l="$kl" 'BEGIN { exit !(l < 2000) }' || fail "the kill came $kl ms after the deadline"
-[ "$(evkey "$cg" oom_kill)" -gt "$k0" ] || fail "the kernel's oom_kill did not move"
+kl=$(killed_on_time "$cg" "$s")
 wait_for 5000 grep -q '^signal 1 ' /tmp/h.out || fail "the process the eventfd was handed to heard nothing: $(cat /tmp/h.out)"
 tsig=$(awk '/^signal 1 /{print $3}' /tmp/h.out)
 onset=$((dl / 1000000 - 600))
