@@ -24,6 +24,7 @@ child=$(sed -n 's/^forked .* child=\([0-9]*\).*/\1/p' /tmp/h.out)
 kl=$(killed_on_time "$cg" "$s")
 wait_for 5000 grep -q '^signal 1 ' /tmp/h.out || fail "the process the eventfd was handed to heard nothing: $(cat /tmp/h.out)"
 tsig=$(awk '/^signal 1 /{print $3}' /tmp/h.out)
+dl=$(deadline_ns "$cg") # from the daemon's log line of the hold (its state is gone with it)
 onset=$((dl / 1000000 - 600))
 kill "$CPID"
 wait "$CPID" 2>/dev/null
