@@ -88,9 +88,11 @@ gpointer ec_notify_thread(gpointer data)
 {
 	fs_evctl *e = data;
 	ec_signal *sig = ec_signal_new();
-	if (!sig)
-		g_warning("event_control: no timer for eventfd writes (%s): a listener that fills its"
-			  " counter at the wrong moment could stall this thread", g_strerror(errno));
+	if (!sig) {
+		g_warning("event_control: no timer for eventfd writes (%s): OOM listeners are refused"
+			  " (ENOMEM), as an unbounded write could stall this thread", g_strerror(errno));
+		g_atomic_int_set(&e->no_timer, 1);
+	}
 	for (;;) {
 		ec_job *j = g_async_queue_pop(e->jobs);
 		ec_job_kind kind = j->kind;

@@ -51,6 +51,7 @@ struct fs_evctl {
 	GAsyncQueue *jobs; /* ec_job*, for the notifier */
 	fs_closer *closer;
 	struct ec_hook *hook;
+	gint no_timer;     /* the notifier could not make its write timer: refuse listeners */
 };
 
 /* One reference more / less; the last closes its eventfd (a verified eventfd: its

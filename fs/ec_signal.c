@@ -76,7 +76,7 @@ void ec_signal_free(ec_signal *s)
 static void arm(ec_signal *s, long ms)
 {
 	if (!s)
-		return; /* no timer (ec_signal_new failed): the poll alone guards */
+		return;
 	struct itimerspec it = { .it_value = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L } };
 	timer_settime(s->timer, 0, &it, NULL);
 }
@@ -98,6 +98,12 @@ ec_signal_result ec_signal_post(ec_signal *s, int efd)
 ec_signal_result ec_signal_write(ec_signal *s, int efd)
 {
 	uint64_t one = 1;
+	if (!s) {
+		/* No timer to bound it: a blocking write could wait as long as the caller likes,
+		 * so none is made (registrations are refused meanwhile: fs_evctl.no_timer). */
+		errno = ENOTSUP;
+		return EC_SIGNAL_FAILED;
+	}
 	arm(s, EC_SIGNAL_TIMEOUT_MS);
 	ssize_t n = write(efd, &one, sizeof one);
 	int e = errno;

@@ -30,7 +30,8 @@ typedef struct ec_signal ec_signal;
 /* NULL with errno on failure. */
 ec_signal *ec_signal_new(void);
 void ec_signal_free(ec_signal *s);
-/* s may be NULL (no timer could be made): then only the poll guards the write. */
+/* s NULL (no timer could be made): nothing is written (EC_SIGNAL_FAILED, ENOTSUP), since an
+ * unbounded write to a blocking eventfd could wait as long as its owner likes. */
 ec_signal_result ec_signal_post(ec_signal *s, int efd);
 /* The write alone, under the timer, without the poll first (tests). */
 ec_signal_result ec_signal_write(ec_signal *s, int efd);

@@ -243,6 +243,10 @@ int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_f
 	pid_t tgid = who->tgid;
 	if (tgid <= 0)
 		return ESRCH; /* the caller is gone, or lives in a pid namespace we cannot see */
+	if (g_atomic_int_get(&e->no_timer)) {
+		warn_refused(c->id, tgid, rc->uid, "eventfd writes cannot be bounded (no timer)");
+		return ENOMEM;
+	}
 	if (fs_closer_backed_up(e->closer)) {
 		warn_refused(c->id, tgid, rc->uid, "descriptors wait to be closed");
 		return ENOMEM;

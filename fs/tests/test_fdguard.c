@@ -52,6 +52,22 @@ Test(ec_signal, skips_a_full_counter_at_once)
 	ec_signal_free(s);
 }
 
+/* Without a timer nothing bounds a write, so none is made: a full blocking counter
+ * (filled as if between a poll and the write) must not hang the notifier. */
+Test(ec_signal, without_a_timer_no_write_is_made, .timeout = 10)
+{
+	int efd = eventfd(0, EFD_CLOEXEC);
+	uint64_t v = FULL;
+	cr_assert_eq(write(efd, &v, sizeof v), (ssize_t)sizeof v);
+	gint64 t0 = g_get_monotonic_time();
+	errno = 0;
+	cr_assert_eq(ec_signal_write(NULL, efd), EC_SIGNAL_FAILED);
+	cr_assert_eq(errno, ENOTSUP);
+	cr_assert_lt(g_get_monotonic_time() - t0, 5000, "no wait at all");
+	cr_assert_eq(count_of(efd), FULL, "nothing written");
+	close(efd);
+}
+
 /* The race the poll cannot close: the counter is full when the write starts. The
  * timer interrupts eventfd_write (EINTR, no SA_RESTART) instead of sleeping forever. */
 Test(ec_signal, a_write_into_a_full_counter_is_interrupted, .timeout = 10)
