@@ -6,8 +6,8 @@
  * shell must carry out to an oe_actions buffer, in the order they must happen.
  * The caller serialises calls (one mutex around the engine). Cgroups are named by
  * their id (the st_ino of the real cgroup directory, which is the kernfs id).
- * Each rule of SEMANTICS.md is implemented in one function of engine.c, named
- * in a comment "rule N".
+ * Where each rule of SEMANTICS.md is decided: the rule index at the top of
+ * core/engine.c (checked by the unit test unit-rules).
  */
 #ifndef OOMD_ENGINE_H
 #define OOMD_ENGINE_H

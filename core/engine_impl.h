@@ -1,0 +1,101 @@
+/* engine_impl.h — what the files of the engine share; never included outside core/.
+ *
+ * Contract: as include/oomd/engine.h. Pure: no I/O, no clocks, no threads, no
+ * allocation but the node table; `now` comes with every input. Functions here take
+ * the engine already serialised by the caller of the public API. One file per part:
+ *   engine.c  lifecycle, action buffer, the cgroup tree, queries, the rule index
+ *   knobs.c   what the daemon keeps for a cgroup: managed or not, the real knobs it
+ *             wants, persisted state, echoes of its own memory.max writes, hand-back
+ *   hold.c    the hold: onset, readings, deadlines, kill, freeze, recovery, notification
+ *   writes.c  the user's writes through the shadow tree
+ *   adopt.c   a cgroup found (scan, mkdir) and the state a restart finds with it
+ */
+#ifndef OOMD_ENGINE_IMPL_H
+#define OOMD_ENGINE_IMPL_H
+
+#include <glib.h>
+
+#include "oomd/engine.h"
+
+typedef struct node node;
+struct node {
+	uint64_t id;
+	node *parent, *child, *sibling;
+	bool is_root;
+
+	uint64_t limit, user_high, delay_ms;
+	bool disable;
+
+	bool in_hold, delay_spent, frozen;
+	int64_t deadline, next_sample;
+	int64_t calm_since; /* first quiet reading under L in a row, or OE_NO_DEADLINE */
+
+	uint64_t group_kills;
+	bool have_reading;
+	oe_reading last;
+	/* Our own kill makes the kernel count OOM events; those are not a new onset. */
+	int64_t quiet_until;
+
+	uint64_t applied_high, applied_max;
+	/* Earlier real memory.max writes of the daemon, whose inotify echoes may still come. */
+	struct own_write {
+		uint64_t value;
+		int64_t at; /* INT64_MIN: empty */
+	} own_max[8];
+	unsigned own_next;
+	bool has_persisted;
+	bool persisted_stale; /* a store failed: what is stored is not `persisted` */
+	oe_persisted persisted;
+};
+
+struct oe_engine {
+	oe_config cfg;
+	GHashTable *nodes; /* id -> node */
+	node *root;
+	bool released;
+	int64_t now; /* the latest `now` an input carried (for calls that carry none) */
+};
+
+#define NS_PER_MS 1000000LL
+
+static inline void saw_time(oe_engine *e, int64_t now)
+{
+	if (now > e->now)
+		e->now = now;
+}
+
+static inline uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > OE_UNLIMITED - b ? OE_UNLIMITED : a + b;
+}
+
+static inline int64_t deadline_after(int64_t now, uint64_t ms)
+{
+	if (ms >= (uint64_t)(INT64_MAX - now) / NS_PER_MS)
+		return OE_NO_DEADLINE - 1;
+	return now + (int64_t)ms * NS_PER_MS;
+}
+
+/* engine.c */
+G_GNUC_INTERNAL oe_action *eng_emit(oe_actions *out, oe_action_kind kind, uint64_t id, uint64_t value);
+G_GNUC_INTERNAL void eng_emit_log(oe_actions *out, uint64_t id, const char *msg);
+G_GNUC_INTERNAL node *eng_find(const oe_engine *e, uint64_t id);
+typedef void (*node_fn)(oe_engine *e, node *n, void *ud);
+/* fn on n and every descendant, pre-order. */
+G_GNUC_INTERNAL void eng_walk(oe_engine *e, node *n, node_fn fn, void *ud);
+G_GNUC_INTERNAL node *eng_new_node(oe_engine *e, uint64_t id, node *parent);
+G_GNUC_INTERNAL bool eng_under_oom(const node *n);
+
+/* knobs.c */
+G_GNUC_INTERNAL bool eng_managed(const node *n);
+G_GNUC_INTERNAL bool eng_held_by_daemon(const node *n);
+G_GNUC_INTERNAL void eng_persist(oe_engine *e, node *n, oe_actions *out);
+G_GNUC_INTERNAL void eng_desired_knobs(const oe_engine *e, const node *n, uint64_t *high, uint64_t *max);
+G_GNUC_INTERNAL void eng_set_max(oe_engine *e, node *n, uint64_t v, oe_actions *out, oe_action_kind kind);
+G_GNUC_INTERNAL void eng_reconcile(oe_engine *e, node *n, oe_actions *out);
+
+/* hold.c */
+G_GNUC_INTERNAL bool eng_kill_due(const node *n);
+G_GNUC_INTERNAL void eng_rearm(node *n, int64_t now);
+
+#endif
