@@ -28,7 +28,6 @@
  */
 #include "engine_impl.h"
 
-#include <errno.h>
 #include <string.h>
 
 void oe_config_defaults(oe_config *cfg)

@@ -4,8 +4,6 @@
  */
 #include "engine_impl.h"
 
-#include <string.h>
-
 /* A kernel kill may take this long to show all its OOM events. */
 #define QUIET_AFTER_KILL_NS (2000 * NS_PER_MS)
 
@@ -38,7 +36,7 @@ static void under_oom_changed(oe_engine *e, node *n, oe_actions *out)
 }
 
 /* RULE 2: the OOM condition starts on a managed cgroup: under_oom, the listeners
- * notified, no kill before T ms, and T reset to 0 (one-shot, as in the patch). */
+ * notified, no kill before T ms, and T reset to 0. */
 static void start_hold(oe_engine *e, node *n, int64_t now, oe_actions *out)
 {
 	n->in_hold = true;

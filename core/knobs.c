@@ -5,8 +5,6 @@
  */
 #include "engine_impl.h"
 
-#include <string.h>
-
 /* The watcher reads memory.max some time after our write and feeds it in later still
  * (outside the engine lock, behind a loaded loop): an echo can be this old. A foreign
  * writer picking a value we wrote longer ago than this is heard again. */
