@@ -1,8 +1,8 @@
 /* harness.h — fake clock and action-buffer assertions for the engine unit tests.
  *
  * Tests are written against docs SEMANTICS.md (the contract) and include/oomd/engine.h,
- * never against core/engine.c. Every test runs in its own process (criterion forks), so
- * the static state below is per test.
+ * never against core/. Every test runs in its own process (criterion forks), so
+ * the static state below is per test (and each test_engine_*.c has its own copy).
  */
 #ifndef OOMD_TEST_HARNESS_H
 #define OOMD_TEST_HARNESS_H
