@@ -1,8 +1,8 @@
 /* kernel_io.h — reading and writing the real cgroup files of one cgroup, always
  * relative to a directory descriptor of it (never by path: the shadow tree may be
  * mounted over the real one). The library oomd_kio (kio/), used by daemon/ and fs/
- * alike: no other code opens, reads or writes a cgroup knob or parses a
- * "key value" file. Any thread. Plain openat/read/write with stack buffers: the
+ * alike, so that reading a knob, writing one and parsing a "key value" file are
+ * written once. Any thread. Plain openat/read/write with stack buffers: the
  * daemon's part is the event -> kill path, so nothing there allocates (only
  * od_kio_read_all and od_kio_read_key, fs/'s, do).
  * Every function returns 0 or -errno and logs the file name and strerror on
