@@ -10,7 +10,8 @@
  * open across an rmdir cannot bring it back), or no controller — answers ENODEV,
  * what kernfs answers on a file of a removed cgroup; an add that fails otherwise
  * answers its own errno. No handler reads or writes the real memory.max in the
- * controller's place.
+ * controller's place (only v1's memory.stat reads it for ancestors above the
+ * served tree, which no controller manages).
  */
 #ifndef OOMD_FS_CGROUP_H
 #define OOMD_FS_CGROUP_H
