@@ -153,7 +153,7 @@ static int reset_peak(const fs_synth_ctx *c, bool swap)
 	int fd = od_kio_open(c->dirfd, peak, O_RDWR);
 	if (fd < 0)
 		return 0;
-	if (od_kio_fd_write_str(fd, peak, "reset\n") < 0) {
+	if (od_kio_fd_write_str(fd, "reset\n") < 0) {
 		close(fd);
 		return 0;
 	}

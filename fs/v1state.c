@@ -119,7 +119,7 @@ int fs_v1state_read_peak(uint64_t id, bool swap, uint64_t *v)
 	v1_state *s = get_locked(id, false);
 	int fd = s ? (swap ? s->swap_peak_fd : s->peak_fd) : -1;
 	/* read under the lock: a concurrent reset or forget must not close fd meanwhile */
-	int r = fd >= 0 ? od_kio_fd_read_u64(fd, swap ? "memory.swap.peak" : "memory.peak", v) : -ENOENT;
+	int r = fd >= 0 ? od_kio_fd_read_u64(fd, v) : -ENOENT;
 	g_mutex_unlock(&lock);
 	return r;
 }

@@ -15,24 +15,28 @@
 #include <unistd.h>
 #include <glib.h>
 
-/* For error messages only: the real path of the cgroup directory behind dirfd
- * (readlink of /proc/self/fd/N into the caller's buffer; no allocation). */
+/* For error messages only: the real path behind dirfd (readlink of
+ * /proc/self/fd/N into the caller's buffer; no allocation), with a slash after a
+ * directory, whose file's name follows in the message. The od_kio_fd_* functions
+ * log through the file's own descriptor, with an empty name. */
 static const char *dir_path(int dirfd, char *buf, size_t size)
 {
 	char link[32];
+	struct stat st;
 	snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
-	ssize_t n = readlink(link, buf, size - 1);
+	ssize_t n = readlink(link, buf, size - 2);
 	if (n < 0)
-		snprintf(buf, size, "<fd %d>", dirfd);
-	else
-		buf[n] = '\0';
+		n = snprintf(buf, size - 1, "<fd %d>", dirfd);
+	if (fstat(dirfd, &st) == 0 && S_ISDIR(st.st_mode))
+		buf[n++] = '/';
+	buf[n] = '\0';
 	return buf;
 }
 
 #define LOGW(dirfd, fmt, ...)                                                 \
 	do {                                                                  \
 		char p_[256];                                                 \
-		g_warning("%s/" fmt, dir_path(dirfd, p_, sizeof p_), __VA_ARGS__); \
+		g_warning("%s" fmt, dir_path(dirfd, p_, sizeof p_), __VA_ARGS__); \
 	} while (0)
 
 static int open_file(int dirfd, const char *name, int flags)
@@ -433,21 +437,26 @@ int od_kio_open(int dirfd, const char *name, int flags)
 	return open_file(dirfd, name, flags);
 }
 
-int od_kio_fd_read_u64(int fd, const char *name, uint64_t *out)
+int od_kio_fd_read_u64(int fd, uint64_t *out)
 {
 	char buf[64];
-	ssize_t n = read_fd(fd, fd, name, buf, sizeof buf);
-	return n < 0 ? (int)n : u64_content(fd, name, buf, (size_t)n, out);
+	ssize_t n = read_fd(fd, fd, "", buf, sizeof buf);
+	return n < 0 ? (int)n : u64_content(fd, "", buf, (size_t)n, out);
 }
 
-int od_kio_fd_write_str(int fd, const char *name, const char *s)
+int od_kio_fd_write_str(int fd, const char *s)
 {
-	return write_fd(fd, fd, name, s, true);
+	return write_fd(fd, fd, "", s, true);
 }
 
 static void append(void *ud, const char *buf, size_t n)
 {
 	g_string_append_len(ud, buf, (gssize)n);
+}
+
+int od_kio_fd_read_all(int fd, GString *out)
+{
+	return each_chunk(fd, fd, "", true, append, out);
 }
 
 int od_kio_read_all(int dirfd, const char *name, GString *out)

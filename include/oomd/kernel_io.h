@@ -85,12 +85,14 @@ int od_kio_try_write_str(int dirfd, const char *name, const char *s);
  * fd or -errno, not logged. */
 int od_kio_open(int dirfd, const char *name, int flags);
 /* A one-value file through such a descriptor, read from offset 0 (re-reads). */
-int od_kio_fd_read_u64(int fd, const char *name, uint64_t *out);
+int od_kio_fd_read_u64(int fd, uint64_t *out);
 /* One write at offset 0 through such a descriptor; not logged (as try_write). */
-int od_kio_fd_write_str(int fd, const char *name, const char *s);
+int od_kio_fd_write_str(int fd, const char *s);
 /* The whole content of a file of any size (memory.stat, cgroup.procs), appended
  * to out. Allocates: not for the kill path. Not logged. */
 int od_kio_read_all(int dirfd, const char *name, GString *out);
+/* The same through a descriptor the caller opened (from offset 0). */
+int od_kio_fd_read_all(int fd, GString *out);
 /* The value of key in a flat-keyed file; a missing key reads 0. -EINVAL (logged)
  * for a malformed file. */
 int od_kio_read_key(int dirfd, const char *name, const char *key, uint64_t *v);
