@@ -139,14 +139,16 @@ T0=$(date +%s)
 echo "run-vm: kernels: $KERNELS; scenarios: $(echo $SCENARIOS); logs in $OUTDIR/serial-<kernel>.log"
 # progress while the VMs run: each result line as it arrives
 shown=''
+# (its own loop variable: sh has no locals, and the slot loop below calls it while it
+# holds the kernel it is about to boot in k)
 progress() {
-	for k in $KERNELS; do
-		[ -f "$OUTDIR/serial-$k.log" ] || continue
-		cat "$OUTDIR/serial-$k.log" 2>/dev/null | tr -d '\r' | grep -ao 'RESULT .*' | while read -r line; do
+	for pk in $KERNELS; do
+		[ -f "$OUTDIR/serial-$pk.log" ] || continue
+		cat "$OUTDIR/serial-$pk.log" 2>/dev/null | tr -d '\r' | grep -ao 'RESULT .*' | while read -r line; do
 			case " $shown " in *" $(echo "$line" | awk '{print $2 "/" $3}') "*) continue ;; esac
 			echo "  ... $(echo "$line" | cut -c8- | cut -c1-150)"
 		done
-		shown="$shown $(cat "$OUTDIR/serial-$k.log" 2>/dev/null | tr -d '\r' | grep -ao 'RESULT .*' | awk '{print $2 "/" $3}' | tr '\n' ' ')"
+		shown="$shown $(cat "$OUTDIR/serial-$pk.log" 2>/dev/null | tr -d '\r' | grep -ao 'RESULT .*' | awk '{print $2 "/" $3}' | tr '\n' ' ')"
 	done
 }
 # Two VMs at a time by default: each has two vCPUs, the host two cores, and the scenarios'
