@@ -26,6 +26,7 @@
 #include <sys/pidfd.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "ec_private.h"
 
 /* Bounds. Every listener holds two descriptors of ours (its eventfd, its
@@ -280,9 +281,10 @@ int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_f
 		return -efd;
 	}
 
-	/* Asked before taking our lock: the controller calls our hooks, never the reverse under it. */
+	/* Asked before taking our lock: the controller calls our hooks, never the reverse under
+	 * it. A cgroup new to the controller is added here, so that its OOM reaches the listener. */
 	oe_view v;
-	bool under_oom = c->ctl && od_controller_view(c->ctl, c->id, &v) && v.under_oom;
+	bool under_oom = fs_cg_view(c, &v) == 0 && v.under_oom;
 
 	ec_listener *l = g_new0(ec_listener, 1);
 	l->refs = 1;

@@ -72,7 +72,7 @@ typedef struct fs_synth {
 /* For an open with write access of a synthetic file flagged FS_SYN_AS_CALLER
  * (v1 tasks, cgroup.procs): opens the real files its writes go through now, as
  * the opener (fs_caller_open, FS_OPEN_AS_CALLER), into *fd (the open's backing
- * descriptor) and *fd2. 0 or errno. v1layout.c. */
+ * descriptor) and *fd2. 0 or errno. v1tasks.c. */
 struct fs_caller;
 int fs_synth_open_as_opener(const fs_synth *s, const fs_synth_ctx *c, const struct fs_caller *who,
 			    int flags, int *fd, int *fd2);
@@ -225,7 +225,6 @@ typedef struct fs_inodes fs_inodes;
 
 fs_inodes *fs_inodes_new(int root_fd, int *err);
 void fs_inodes_free(fs_inodes *t);
-fs_node *fs_inodes_root(fs_inodes *t);
 /* The node of a kernel-known id, or NULL (a stale id: answer ESTALE). */
 fs_node *fs_inodes_get(fs_inodes *t, fuse_ino_t id);
 /* Find or create the node of a real object found in dir; takes fd (closed when

@@ -109,11 +109,6 @@ void fs_inodes_free(fs_inodes *t)
 	g_free(t);
 }
 
-fs_node *fs_inodes_root(fs_inodes *t)
-{
-	return t->root;
-}
-
 static fs_node *revive(fs_inodes *t, uint64_t id);
 
 fs_node *fs_inodes_get(fs_inodes *t, fuse_ino_t id)

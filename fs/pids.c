@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "fs_private.h"
+#include "oomd/kernel_io.h"
 
 /* NSpid of /proc/<path>/status of another task: pids from our namespace
  * inwards. Returns the count. */
@@ -174,8 +175,8 @@ int fs_pid_write(int fd, pid_t real)
 {
 	/* Our own bytes, never the caller's: the kernel reads them in our namespace. */
 	char out[24];
-	int n = snprintf(out, sizeof out, "%d\n", (int)real);
-	return pwrite(fd, out, (size_t)n, 0) < 0 ? errno : 0;
+	snprintf(out, sizeof out, "%d\n", (int)real);
+	return -od_kio_fd_write_str(fd, out);
 }
 
 static int pids_write(const fs_synth_ctx *c, const char *buf, size_t len, bool threads)
@@ -221,19 +222,10 @@ int fs_procs_read(const fs_synth_ctx *c, GString *out)
 	if (!theirs)
 		return FS_SYN_PASS;
 	GString *raw = g_string_sized_new(4096);
-	char buf[8192];
-	off_t off = 0;
-	for (;;) {
-		ssize_t n = pread(c->fd, buf, sizeof buf, off);
-		if (n < 0) {
-			int err = errno;
-			g_string_free(raw, TRUE);
-			return err;
-		}
-		if (n == 0)
-			break;
-		g_string_append_len(raw, buf, n);
-		off += n;
+	int err = od_kio_fd_read_all(c->fd, raw);
+	if (err) {
+		g_string_free(raw, TRUE);
+		return -err;
 	}
 	char *save = NULL;
 	for (char *line = strtok_r(raw->str, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {

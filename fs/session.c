@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "fs_private.h"
+#include "v1state.h"
 
 #define FS_DEFAULT_THREADS 16
 
@@ -120,6 +121,8 @@ od_shadowfs *od_shadowfs_new(int root_fd, const char *mountpoint, od_controller 
 		set_err(err, e, "cannot start the OOM listener thread: %s", g_strerror(e));
 		goto fail;
 	}
+	if (fs->opts.v1_layout)
+		fs_v1state_watch(ctl); /* the v1 layout's per-cgroup state goes with the cgroup */
 
 	mopts = g_strdup_printf("fsname=oomdelayfs,subtype=oomdelayfs%s%s",
 				o->allow_other ? ",allow_other" : "",

@@ -9,43 +9,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cgroup.h"
 #include "fs_private.h"
+#include "oomd/kernel_io.h"
 #include "oomd/engine.h"
 #include "oomd/parse.h"
-
-/* The watcher may not have seen a cgroup yet (made a moment ago in the real
- * tree); adding it is idempotent, so a handler adds it on first use. */
-static int ensure_known(const fs_synth_ctx *c)
-{
-	int r = od_controller_add(c->ctl, c->parent, c->dirfd, NULL);
-	if (r == ENOENT)
-		return ENODEV; /* what kernfs answers on a file of a removed cgroup */
-	return r;
-}
-
-static int view_of(const fs_synth_ctx *c, oe_view *v)
-{
-	if (od_controller_view(c->ctl, c->id, v))
-		return 0;
-	int r = ensure_known(c);
-	if (r)
-		return r;
-	return od_controller_view(c->ctl, c->id, v) ? 0 : ENODEV;
-}
-
-/* Runs a controller write, adding the cgroup once if the controller did not know it. */
-#define WRITE_WITH_ADD(c, call)                                  \
-	do {                                                     \
-		int r_ = (call);                                 \
-		if (r_ == ENOENT && ensure_known(c) == 0)        \
-			r_ = (call);                             \
-		return r_ == ENOENT ? ENODEV : r_;               \
-	} while (0)
 
 static int delay_read(const fs_synth_ctx *c, GString *out)
 {
 	oe_view v;
-	int r = view_of(c, &v);
+	int r = fs_cg_view(c, &v);
 	if (r)
 		return r;
 	g_string_append_printf(out, "%" PRIu64 "\n", v.delay_ms);
@@ -58,13 +31,13 @@ static int delay_write(const fs_synth_ctx *c, const char *buf, size_t len)
 	int r = od_parse_u64(buf, len, OE_MAX_DELAY_MS, &ms);
 	if (r)
 		return r;
-	WRITE_WITH_ADD(c, od_controller_write_delay(c->ctl, c->id, ms));
+	return fs_cg_write(c, FS_CG_DELAY, ms);
 }
 
 static int control_read(const fs_synth_ctx *c, GString *out)
 {
 	oe_view v;
-	int r = view_of(c, &v);
+	int r = fs_cg_view(c, &v);
 	if (r)
 		return r;
 	char buf[128];
@@ -82,7 +55,7 @@ static int control_write(const fs_synth_ctx *c, const char *buf, size_t len)
 	/* cgroup v1 parses first, then refuses the root and values other than 0/1. */
 	if (c->is_root || v > 1)
 		return EINVAL;
-	WRITE_WITH_ADD(c, od_controller_write_disable(c->ctl, c->id, v));
+	return fs_cg_write(c, FS_CG_DISABLE, v);
 }
 
 static int event_control_write(const fs_synth_ctx *c, const char *buf, size_t len)
@@ -114,8 +87,9 @@ static int event_control_write(const fs_synth_ctx *c, const char *buf, size_t le
 static int memory_read(const fs_synth_ctx *c, bool high, GString *out)
 {
 	oe_view v;
-	if (view_of(c, &v) != 0)
-		return FS_SYN_PASS; /* unknown to the controller: the kernel's value is the truth */
+	int r = fs_cg_view(c, &v);
+	if (r)
+		return r;
 	char buf[32];
 	size_t len = od_format_memory(high ? v.user_high : v.limit, buf, sizeof buf);
 	g_string_append_len(out, buf, (gssize)MIN(len, sizeof buf));
@@ -138,15 +112,7 @@ static int memory_write(const fs_synth_ctx *c, bool high, const char *buf, size_
 	int r = od_parse_memory(buf, len, c->page_size, &bytes);
 	if (r)
 		return r;
-	r = high ? od_controller_write_high(c->ctl, c->id, bytes)
-		 : od_controller_write_limit(c->ctl, c->id, bytes);
-	if (r == ENOENT) {
-		if (ensure_known(c) != 0)
-			return FS_SYN_PASS; /* still unknown: let the kernel take the write */
-		r = high ? od_controller_write_high(c->ctl, c->id, bytes)
-			 : od_controller_write_limit(c->ctl, c->id, bytes);
-	}
-	return r;
+	return fs_cg_write(c, high ? FS_CG_HIGH : FS_CG_LIMIT, bytes);
 }
 
 static int max_write(const fs_synth_ctx *c, const char *buf, size_t len)
@@ -200,11 +166,10 @@ unsigned fs_synth_count(void)
 
 fs_memcg_kind fs_memcg_kind_of(int dirfd, bool is_root)
 {
-	struct stat st;
-	if (fstatat(dirfd, "memory.max", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+	if (od_kio_exists(dirfd, "memory.max"))
 		return FS_MEMCG_CHILD;
 	/* The root cgroup has no memory.max; memory.stat says the controller is on this hierarchy. */
-	if (is_root && fstatat(dirfd, "memory.stat", &st, AT_SYMLINK_NOFOLLOW) == 0)
+	if (is_root && od_kio_exists(dirfd, "memory.stat"))
 		return FS_MEMCG_ROOT;
 	return FS_MEMCG_NONE;
 }

@@ -1,6 +1,5 @@
 /* v1parse.c — the value parser of the v1 layout's memory files, on its own so that
- * it can be fuzzed without a FUSE session (tests/fuzz/fuzz_v1.c). Moved out of
- * v1layout.c unchanged but for taking the page size instead of the context.
+ * it can be fuzzed without a FUSE session (tests/fuzz/fuzz_v1.c).
  */
 #include <errno.h>
 #include <limits.h>

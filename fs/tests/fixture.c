@@ -20,6 +20,7 @@ od_shadowfs *fs;
 GThread *server;
 bool skipped;
 bool fx_no_default_permissions;
+bool fx_v1_layout;
 
 void put(const char *rel, const char *content)
 {
@@ -98,6 +99,7 @@ void fx_setup(void)
 	od_shadowfs_opts_defaults(&o);
 	o.max_threads = 4;
 	o.default_permissions = !fx_no_default_permissions;
+	o.v1_layout = fx_v1_layout;
 	GError *err = NULL;
 	fs = od_shadowfs_new(root_fd, mnt, ctl, &o, &err);
 	cr_assert_not_null(fs, "od_shadowfs_new: %s", err ? err->message : "?");
@@ -156,3 +158,18 @@ int poke(const char *rel, const char *s)
 	return e;
 }
 
+uint64_t real_ino(const char *rel)
+{
+	g_autofree char *p = g_build_filename(fixture, rel, NULL);
+	struct stat st;
+	cr_assert_eq(stat(p, &st), 0);
+	return st.st_ino;
+}
+
+int open_in_mnt(const char *rel, int flags)
+{
+	g_autofree char *p = in_mnt(rel);
+	int fd = open(p, flags | O_CLOEXEC);
+	cr_assert_geq(fd, 0, "open %s: %s", p, strerror(errno));
+	return fd;
+}

@@ -3,7 +3,8 @@
  * for the criterion suites of fs/. Root and /dev/fuse, or every test skips.
  * fx_setup()/fx_teardown() are a suite's .init/.fini (a private mount namespace
  * each); set fx_no_default_permissions in an .init of your own before
- * fx_setup() to mount without default_permissions (the daemon's checks alone). */
+ * fx_setup() to mount without default_permissions (the daemon's checks alone),
+ * or set fx_v1_layout there to serve the v1 layout. */
 #ifndef OOMD_FS_TESTS_FIXTURE_H
 #define OOMD_FS_TESTS_FIXTURE_H
 
@@ -21,6 +22,7 @@ extern od_shadowfs *fs;
 extern GThread *server;
 extern bool skipped;
 extern bool fx_no_default_permissions;
+extern bool fx_v1_layout;
 
 void fx_setup(void);
 void fx_teardown(void);
@@ -33,6 +35,10 @@ char *in_mnt(const char *rel);
 char *slurp(const char *rel);
 /* one write(2) through the mount (O_WRONLY|O_TRUNC); 0 or errno */
 int poke(const char *rel, const char *s);
+/* st_ino of rel in the fixture: the id the controller knows the cgroup by */
+uint64_t real_ino(const char *rel);
+/* open(2) of rel through the mount, asserted to succeed */
+int open_in_mnt(const char *rel, int flags);
 
 #define SKIP_UNLESS_READY()                                            \
 	do {                                                           \

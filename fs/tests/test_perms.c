@@ -1,4 +1,4 @@
-/* test_perms.c — who may do what through the shadow tree (issue 10): synthetic
+/* test_perms.c — who may do what through the shadow tree: synthetic
  * files carry the owner and mode of the real file they change, writes are
  * checked against the caller as the kernel checks the real file, O_CREAT and
  * extended attributes answer as cgroupfs would. Callers other than root are
@@ -133,8 +133,10 @@ Test(perms, synthetic_files_show_the_owner_and_mode_of_memory_max)
 	cr_assert_eq(s.st_mode, S_IFREG | 0640);
 }
 
-/* The attack of issue 10 and the admin's delegation beside it, with the kernel's
- * check (default_permissions) and then (next suite) with the daemon's alone. */
+/* The attack (the owner of a cgroup directory, not of its memory.max, changing
+ * what its limit does through the synthetic files) and the admin's delegation
+ * beside it, with the kernel's check (default_permissions) and then (next suite)
+ * with the daemon's alone. */
 static void delegation(void)
 {
 	real_chown("a", 1000, 1000, 0755); /* the directory is the user's, memory.max is not */

@@ -1,7 +1,10 @@
 /* kernel_io.h — reading and writing the real cgroup files of one cgroup, always
  * relative to a directory descriptor of it (never by path: the shadow tree may be
- * mounted over the real one). Plain openat/read/write with stack buffers: this is
- * the event -> kill path, so nothing here allocates.
+ * mounted over the real one). The library oomd_kio (kio/), used by daemon/ and fs/
+ * alike, so that reading a knob, writing one and parsing a "key value" file are
+ * written once. Any thread. Plain openat/read/write with stack buffers: the
+ * daemon's part is the event -> kill path, so nothing there allocates (only
+ * od_kio_read_all and od_kio_read_key, fs/'s, do).
  * Every function returns 0 or -errno and logs the file name and strerror on
  * failure (except where noted). A write of memory.max may block for as long as
  * the kernel reclaims and OOM-kills: never call these with a lock held.
@@ -9,7 +12,9 @@
 #ifndef OOMD_KERNEL_IO_H
 #define OOMD_KERNEL_IO_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <glib.h>
 #include "oomd/engine.h"
 
 /* memory.max, memory.high, memory.current, ...: "max" reads as OE_UNLIMITED.
@@ -58,5 +63,38 @@ int od_kio_kill(int dirfd, const od_kio_hold_files *kept); /* "1" to cgroup.kill
 /* Parses "key value\n" lines (the memory.events and cgroup.events format). Pure; exposed for tests.
  * Returns 0 or -EINVAL on a malformed line. */
 int od_kio_parse_events(const char *buf, size_t len, od_kio_events *ev);
+
+/* Every "key value\n" line of a flat-keyed file (memory.events, memory.stat, ...),
+ * value as od_kio_read_u64 reads it ("max" is OE_UNLIMITED), in order; empty lines
+ * are skipped. Pure. 0, or -EINVAL at the first malformed line (fn has seen the
+ * lines before it). (Pure parsing belongs in core/parse.c; it stays here until
+ * core/ takes it.) */
+typedef void (*od_kio_kv_fn)(void *ud, const char *key, size_t key_len, uint64_t value);
+int od_kio_parse_kv(const char *buf, size_t len, od_kio_kv_fn fn, void *ud);
+
+/* ---- what fs/ needs beyond that: its errors go back to the user who asked ---- */
+
+/* Is name a regular file of the directory? (fstatat, nothing opened) */
+bool od_kio_exists(int dirfd, const char *name);
+/* The writes above, not logged: for a write a user asked for, whose errno is the
+ * user's answer (EINVAL, EBUSY, EAGAIN from memory.reclaim...). */
+int od_kio_try_write_u64(int dirfd, const char *name, uint64_t v);
+int od_kio_try_write_str(int dirfd, const char *name, const char *s);
+/* A file of the cgroup kept open by the caller (memory.peak, whose reset is per
+ * open file since 6.12): openat with O_CLOEXEC | O_NOFOLLOW, EINTR retried. The
+ * fd or -errno, not logged. */
+int od_kio_open(int dirfd, const char *name, int flags);
+/* A one-value file through such a descriptor, read from offset 0 (re-reads). */
+int od_kio_fd_read_u64(int fd, uint64_t *out);
+/* One write at offset 0 through such a descriptor; not logged (as try_write). */
+int od_kio_fd_write_str(int fd, const char *s);
+/* The whole content of a file of any size (memory.stat, cgroup.procs), appended
+ * to out. Allocates: not for the kill path. Not logged. */
+int od_kio_read_all(int dirfd, const char *name, GString *out);
+/* The same through a descriptor the caller opened (from offset 0). */
+int od_kio_fd_read_all(int fd, GString *out);
+/* The value of key in a flat-keyed file; a missing key reads 0. -EINVAL (logged)
+ * for a malformed file. */
+int od_kio_read_key(int dirfd, const char *name, const char *key, uint64_t *v);
 
 #endif

@@ -1,7 +1,9 @@
-# d-v1layout (issue 4, deliverable 3): `oomdelayfs --layout v1` serves the cgroup-v1 memory
+# d-v1layout: `oomdelayfs --layout v1` serves the cgroup-v1 memory
 # layout: only v1 names, v1 formats (unlimited 9223372036854771712, page-aligned), v1 errno,
 # limit_in_bytes <-> the user's L (real memory.max / memory.high follow), tasks/cgroup.procs,
 # memory.stat with v1 keys, use_hierarchy, oom_control/oom_delay_millisecs/event_control.
+# The memory.peak a max_usage reset keeps open (a reset is per open file since 6.12, where
+# memory.peak is writable) is closed when the cgroup is removed.
 # Both kernels (6.12 has no native v1 memory controller; d-v1diff compares with it on 6.1).
 # timeout: 60
 . /oomd/lib.sh
@@ -87,7 +89,15 @@ kill $sp; wait $sp 2>/dev/null
 mkdir "$s/c" || fail "mkdir in the v1 view"
 [ -f "$s/c/memory.limit_in_bytes" ] || fail "new child has no memory.limit_in_bytes (parent subtree_control: $(cat "$cg/cgroup.subtree_control"))"
 [ "$(cat "$s/c/memory.oom_delay_millisecs")" = 500 ] || fail "child did not inherit T"
+echo 0 >"$s/c/memory.max_usage_in_bytes" || fail "max_usage reset in the child"
+peakfds() { ls -l /proc/[0-9]*/fd 2>/dev/null | grep -c "$cg/c/memory.peak"; }
+kept=$(peakfds)
+pmode=$(stat -c %a "$cg/c/memory.peak") || fail "no memory.peak"
+want=$(( (0$pmode & 0200) != 0 )) # writable (6.12+): the reset file is kept
+[ "$kept" = "$want" ] || fail "$kept descriptors of the reset memory.peak kept (want $want: mode $pmode)"
 rmdir "$s/c" || fail "rmdir"
+wait_for 5000 sh -c "[ \$(ls -l /proc/[0-9]*/fd 2>/dev/null | grep -c '$cg/c/memory.peak') = 0 ]" ||
+	fail "$(peakfds) descriptors of memory.peak still open 5 s after the rmdir"
 stop_daemon
 pass "v1 names only (memsw files: $memsw, root entries: $rootls), formats and errno as v1;" \
-	"failcnt was $fc; max_usage $mu -> $mu2 after reset"
+	"failcnt was $fc; max_usage $mu -> $mu2 after reset; reset memory.peak kept open: $kept, after rmdir: 0"

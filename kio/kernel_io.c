@@ -1,6 +1,8 @@
-/* kernel_io.c — see kernel_io.h. Stack buffers only; no stdio (stdio buffers and
- * locks are not wanted on the kill path, and cgroup files must be read in one
- * read(2) to get a consistent snapshot from kernfs). */
+/* kernel_io.c — see kernel_io.h. Stack buffers only on the daemon's paths; no
+ * stdio (stdio buffers and locks are not wanted on the kill path, and cgroup files
+ * must be read in one read(2) to get a consistent snapshot from kernfs). Only
+ * od_kio_read_all (and od_kio_read_key on it) allocates: fs/ reads files of any
+ * size with it (memory.stat, cgroup.procs). */
 #define G_LOG_DOMAIN "oomdelayfs"
 #include "oomd/kernel_io.h"
 
@@ -9,27 +11,32 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <glib.h>
 
-/* For error messages only: the real path of the cgroup directory behind dirfd
- * (readlink of /proc/self/fd/N into the caller's buffer; no allocation). */
+/* For error messages only: the real path behind dirfd (readlink of
+ * /proc/self/fd/N into the caller's buffer; no allocation), with a slash after a
+ * directory, whose file's name follows in the message. The od_kio_fd_* functions
+ * log through the file's own descriptor, with an empty name. */
 static const char *dir_path(int dirfd, char *buf, size_t size)
 {
 	char link[32];
+	struct stat st;
 	snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
-	ssize_t n = readlink(link, buf, size - 1);
+	ssize_t n = readlink(link, buf, size - 2);
 	if (n < 0)
-		snprintf(buf, size, "<fd %d>", dirfd);
-	else
-		buf[n] = '\0';
+		n = snprintf(buf, size - 1, "<fd %d>", dirfd);
+	if (fstat(dirfd, &st) == 0 && S_ISDIR(st.st_mode))
+		buf[n++] = '/';
+	buf[n] = '\0';
 	return buf;
 }
 
 #define LOGW(dirfd, fmt, ...)                                                 \
 	do {                                                                  \
 		char p_[256];                                                 \
-		g_warning("%s/" fmt, dir_path(dirfd, p_, sizeof p_), __VA_ARGS__); \
+		g_warning("%s" fmt, dir_path(dirfd, p_, sizeof p_), __VA_ARGS__); \
 	} while (0)
 
 static int open_file(int dirfd, const char *name, int flags)
@@ -125,8 +132,9 @@ int od_kio_read_u64(int dirfd, const char *name, uint64_t *out)
 	return n < 0 ? (int)n : u64_content(dirfd, name, buf, (size_t)n, out);
 }
 
-/* One write at offset 0 of an open cgroup file (cgroupfs ignores the offset). */
-static int write_fd(int dirfd, int fd, const char *name, const char *s)
+/* One write at offset 0 of an open cgroup file (cgroupfs ignores the offset).
+ * quiet: the errno goes back to a user who asked for the write (fs/), not to the log. */
+static int write_fd(int dirfd, int fd, const char *name, const char *s, bool quiet)
 {
 	size_t len = strlen(s);
 	ssize_t w;
@@ -136,7 +144,7 @@ static int write_fd(int dirfd, int fd, const char *name, const char *s)
 	int e = w < 0 ? errno : 0;
 	if (w < 0) {
 		/* The kernel's errno is the useful part (EBUSY, EINVAL, ENODEV...). */
-		if (e != ENODEV && e != ENOENT)
+		if (e != ENODEV && e != ENOENT && !quiet)
 			LOGW(dirfd, "%s: write \"%s\": %s", name, s, g_strerror(e));
 		return -e;
 	}
@@ -147,17 +155,27 @@ static int write_fd(int dirfd, int fd, const char *name, const char *s)
 	return 0;
 }
 
-int od_kio_write_str(int dirfd, const char *name, const char *s)
+static int write_at(int dirfd, const char *name, const char *s, bool quiet)
 {
 	int fd = open_file(dirfd, name, O_WRONLY);
 	if (fd < 0) {
-		if (fd != -ENOENT)
+		if (fd != -ENOENT && !quiet)
 			LOGW(dirfd, "%s: open for writing: %s", name, g_strerror(-fd));
 		return fd;
 	}
-	int r = write_fd(dirfd, fd, name, s);
+	int r = write_fd(dirfd, fd, name, s, quiet);
 	close(fd);
 	return r;
+}
+
+int od_kio_write_str(int dirfd, const char *name, const char *s)
+{
+	return write_at(dirfd, name, s, false);
+}
+
+int od_kio_try_write_str(int dirfd, const char *name, const char *s)
+{
+	return write_at(dirfd, name, s, true);
 }
 
 static void format_u64(char buf[32], uint64_t v)
@@ -172,13 +190,18 @@ int od_kio_write_u64(int dirfd, const char *name, uint64_t v)
 {
 	char buf[32];
 	format_u64(buf, v);
-	return od_kio_write_str(dirfd, name, buf);
+	return write_at(dirfd, name, buf, false);
 }
 
-int od_kio_parse_events(const char *buf, size_t len, od_kio_events *ev)
+int od_kio_try_write_u64(int dirfd, const char *name, uint64_t v)
 {
-	memset(ev, 0, sizeof *ev);
-	ev->populated = UINT64_MAX;
+	char buf[32];
+	format_u64(buf, v);
+	return write_at(dirfd, name, buf, true);
+}
+
+int od_kio_parse_kv(const char *buf, size_t len, od_kio_kv_fn fn, void *ud)
+{
 	size_t i = 0;
 	while (i < len) {
 		size_t eol = i;
@@ -196,20 +219,31 @@ int od_kio_parse_events(const char *buf, size_t len, od_kio_events *ev)
 		uint64_t v;
 		if (parse_u64_token(buf + sp + 1, eol - sp - 1, &v) < 0)
 			return -EINVAL;
-		const char *k = buf + i;
-		size_t kl = sp - i;
-#define KEY(s, field) \
-	if (kl == sizeof(s) - 1 && memcmp(k, s, kl) == 0) \
-		ev->field = v;
-		KEY("high", high)
-		KEY("max", max)
-		KEY("oom", oom)
-		KEY("oom_kill", oom_kill)
-		KEY("populated", populated)
-#undef KEY
+		fn(ud, buf + i, sp - i, v);
 		i = eol + 1;
 	}
 	return 0;
+}
+
+static void events_key(void *ud, const char *k, size_t kl, uint64_t v)
+{
+	od_kio_events *ev = ud;
+#define KEY(s, field) \
+	if (kl == sizeof(s) - 1 && memcmp(k, s, kl) == 0) \
+		ev->field = v;
+	KEY("high", high)
+	KEY("max", max)
+	KEY("oom", oom)
+	KEY("oom_kill", oom_kill)
+	KEY("populated", populated)
+#undef KEY
+}
+
+int od_kio_parse_events(const char *buf, size_t len, od_kio_events *ev)
+{
+	memset(ev, 0, sizeof *ev);
+	ev->populated = UINT64_MAX;
+	return od_kio_parse_kv(buf, len, events_key, ev);
 }
 
 /* A flat-keyed file (memory.events, cgroup.events) read through an open fd. */
@@ -330,37 +364,50 @@ int od_kio_write_max(int dirfd, const od_kio_hold_files *kept, uint64_t v)
 	int fd = get_fd(dirfd, kept, OD_KIO_MAX);
 	if (fd < 0)
 		return fd;
-	int r = write_fd(dirfd, fd, "memory.max", buf);
+	int r = write_fd(dirfd, fd, "memory.max", buf, false);
 	put_fd(kept, fd);
 	return r;
 }
 
-/* The lines of cgroup.procs, read from offset 0 (a kept descriptor re-reads it: the
- * kernel restarts its task iterator at offset 0). */
+/* The whole content of an open file of any size, in 4 KiB chunks from offset 0 (a
+ * kept descriptor re-reads it: for cgroup.procs the kernel restarts its task
+ * iterator at offset 0) to the end, handed to fn. Stack buffer only. 0 or -errno
+ * (logged unless quiet). */
+static int each_chunk(int dirfd, int fd, const char *name, bool quiet,
+		      void (*fn)(void *ud, const char *buf, size_t n), void *ud)
+{
+	char buf[4096];
+	for (off_t off = 0;;) {
+		ssize_t r = pread(fd, buf, sizeof buf, off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			if (!quiet)
+				LOGW(dirfd, "%s: read: %s", name, g_strerror(e));
+			return -e;
+		}
+		if (r == 0)
+			return 0;
+		fn(ud, buf, (size_t)r);
+		off += r;
+	}
+}
+
+static void count_lines(void *ud, const char *buf, size_t n)
+{
+	uint64_t *count = ud;
+	for (size_t i = 0; i < n; i++)
+		*count += buf[i] == '\n';
+}
+
 int od_kio_count_procs(int dirfd, const od_kio_hold_files *kept, uint64_t *n)
 {
 	int fd = get_fd(dirfd, kept, OD_KIO_PROCS);
 	if (fd < 0)
 		return fd;
-	char buf[4096];
 	uint64_t count = 0;
-	off_t off = 0;
-	int e = 0;
-	for (;;) {
-		ssize_t r = pread(fd, buf, sizeof buf, off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			e = -errno;
-			LOGW(dirfd, "%s: read: %s", "cgroup.procs", g_strerror(-e));
-			break;
-		}
-		if (r == 0)
-			break;
-		off += r;
-		for (ssize_t i = 0; i < r; i++)
-			count += buf[i] == '\n';
-	}
+	int e = each_chunk(dirfd, fd, "cgroup.procs", false, count_lines, &count);
 	put_fd(kept, fd);
 	if (!e)
 		*n = count;
@@ -372,7 +419,82 @@ int od_kio_kill(int dirfd, const od_kio_hold_files *kept)
 	int fd = get_fd(dirfd, kept, OD_KIO_KILL);
 	if (fd < 0)
 		return fd;
-	int r = write_fd(dirfd, fd, "cgroup.kill", "1");
+	int r = write_fd(dirfd, fd, "cgroup.kill", "1", false);
 	put_fd(kept, fd);
+	return r;
+}
+
+/* ---- for fs/: files of any size, descriptors kept by the caller ---- */
+
+bool od_kio_exists(int dirfd, const char *name)
+{
+	struct stat st;
+	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+}
+
+int od_kio_open(int dirfd, const char *name, int flags)
+{
+	return open_file(dirfd, name, flags);
+}
+
+int od_kio_fd_read_u64(int fd, uint64_t *out)
+{
+	char buf[64];
+	ssize_t n = read_fd(fd, fd, "", buf, sizeof buf);
+	return n < 0 ? (int)n : u64_content(fd, "", buf, (size_t)n, out);
+}
+
+int od_kio_fd_write_str(int fd, const char *s)
+{
+	return write_fd(fd, fd, "", s, true);
+}
+
+static void append(void *ud, const char *buf, size_t n)
+{
+	g_string_append_len(ud, buf, (gssize)n);
+}
+
+int od_kio_fd_read_all(int fd, GString *out)
+{
+	return each_chunk(fd, fd, "", true, append, out);
+}
+
+int od_kio_read_all(int dirfd, const char *name, GString *out)
+{
+	int fd = open_file(dirfd, name, O_RDONLY);
+	if (fd < 0)
+		return fd;
+	int e = each_chunk(dirfd, fd, name, true, append, out);
+	close(fd);
+	return e;
+}
+
+struct key_find {
+	const char *key;
+	size_t kl;
+	uint64_t *v;
+};
+
+static void key_found(void *ud, const char *k, size_t kl, uint64_t v)
+{
+	struct key_find *f = ud;
+	if (kl == f->kl && memcmp(k, f->key, kl) == 0)
+		*f->v = v;
+}
+
+int od_kio_read_key(int dirfd, const char *name, const char *key, uint64_t *v)
+{
+	g_autoptr(GString) s = g_string_new(NULL);
+	*v = 0;
+	int r = od_kio_read_all(dirfd, name, s);
+	if (r < 0)
+		return r;
+	uint64_t found = 0;
+	struct key_find f = { key, strlen(key), &found };
+	r = od_kio_parse_kv(s->str, s->len, key_found, &f);
+	if (r < 0)
+		LOGW(dirfd, "%s: unexpected content", name);
+	else
+		*v = found;
 	return r;
 }

@@ -1,0 +1,45 @@
+/* v1state.h — what the v1 layout remembers per cgroup (v1state.c): the failcnt
+ * baselines and the soft limit written (resets and values v2 cannot hold), and the
+ * memory.peak / memory.swap.peak descriptors a max_usage reset opened (since 6.12
+ * a reset is per open file, so the reset file is kept and read through).
+ * The state is the process's, keyed by cgroup id (kernfs ids are not reused), and
+ * created only by a v1 reset or soft-limit write. It goes when the cgroup goes:
+ * fs_v1state_watch registers the controller's removed hook, which drops the
+ * cgroup's entry and closes its descriptors.
+ * Any thread; one mutex, never held across a call into the controller. A read
+ * through a kept descriptor is one pread of a kernfs file under that mutex.
+ */
+#ifndef OOMD_FS_V1STATE_H
+#define OOMD_FS_V1STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "oomd/controller.h"
+
+/* From od_shadowfs_new of a v1 session; the hook needs no context of its own, so
+ * nothing outlives the session. */
+void fs_v1state_watch(od_controller *ctl);
+/* The cgroup is gone: its entry dropped, its descriptors closed (the hook). */
+void fs_v1state_forget(uint64_t id);
+
+/* memory.events' max (memory.swap.events' for swap) at the last failcnt reset; 0. */
+uint64_t fs_v1state_failcnt_base(uint64_t id, bool swap);
+void fs_v1state_set_failcnt_base(uint64_t id, bool swap, uint64_t base);
+
+/* The soft limit last written, if memory.low is still the low that write made. */
+bool fs_v1state_soft(uint64_t id, uint64_t low, uint64_t *soft);
+void fs_v1state_set_soft(uint64_t id, uint64_t soft, uint64_t low);
+
+/* Keeps fd (a memory.peak or memory.swap.peak just reset; taken, the previous one
+ * closed). */
+void fs_v1state_keep_peak(uint64_t id, bool swap, int fd);
+/* The watermark through the kept descriptor: 0, -errno, or -ENOENT without one. */
+int fs_v1state_read_peak(uint64_t id, bool swap, uint64_t *v);
+
+/* Tests: entries held and descriptors open. */
+size_t fs_v1state_entries(void);
+size_t fs_v1state_fds(void);
+
+#endif
