@@ -30,6 +30,8 @@ od_controller *od_controller_new(int root_fd G_GNUC_UNUSED, const oe_config *cfg
 		return NULL;
 	}
 	ctl_lock_init(c);
+	g_mutex_init(&c->adopt_lock);
+	g_cond_init(&c->adopt_done);
 	c->order = od_order_new();
 	thread_role = ROLE_LOOP; /* main() makes the controller on the loop's thread */
 	c->eng = oe_new(cfg);
@@ -49,6 +51,8 @@ void od_controller_free(od_controller *c)
 	od_order_free(c->order);
 	ctl_deadlines_free(c);
 	ctl_lock_clear(c);
+	g_mutex_clear(&c->adopt_lock);
+	g_cond_clear(&c->adopt_done);
 	g_free(c);
 }
 
@@ -100,8 +104,23 @@ void od_controller_real_max_changed(od_controller *c, uint64_t id)
 
 typedef int (*write_fn)(oe_engine *, int64_t, uint64_t, uint64_t, oe_actions *);
 
+void od_controller_adopting(od_controller *c, bool on)
+{
+	g_mutex_lock(&c->adopt_lock);
+	g_atomic_int_set(&c->adopting, on);
+	if (!on)
+		g_cond_broadcast(&c->adopt_done);
+	g_mutex_unlock(&c->adopt_lock);
+}
+
 static int user_write(od_controller *c, write_fn fn, uint64_t id, uint64_t value)
 {
+	if (g_atomic_int_get(&c->adopting)) {
+		g_mutex_lock(&c->adopt_lock);
+		while (g_atomic_int_get(&c->adopting))
+			g_cond_wait(&c->adopt_done, &c->adopt_lock);
+		g_mutex_unlock(&c->adopt_lock);
+	}
 	ctl_lock(c, "user write");
 	int r = fn(c->eng, od_now(), id, value, &c->acts);
 	if (r != 0) {

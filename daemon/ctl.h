@@ -51,6 +51,11 @@ struct od_controller {
 
 	GThread *actuator[NACTUATORS];
 	od_order *order;
+
+	/* The tree is being adopted (od_controller_adopting): user writes wait. */
+	GMutex adopt_lock;
+	GCond adopt_done;
+	gint adopting; /* atomic; changed under adopt_lock */
 };
 
 #endif

@@ -231,6 +231,10 @@ static wnode *add_child(od_watcher *w, wnode *parent, int pfd, const char *name)
 	/* Before the child's own watches: a controller enabled from now on is seen. */
 	watch_one(w, parent, pfd, W_SUBTREE);
 	watch_all(w, n, fd);
+	/* Known already: added through the shadow tree (a mkdir, or a first use while
+	 * the tree is adopted) before these watches existed. */
+	oe_view v;
+	bool known = od_controller_view(w->ctl, n->id, &v);
 	int e = od_controller_add(w->ctl, parent->id, fd, &n->id);
 	if (e) {
 		if (e != ENOENT)
@@ -242,7 +246,15 @@ static wnode *add_child(od_watcher *w, wnode *parent, int pfd, const char *name)
 	}
 	g_hash_table_insert(w->by_id, &n->id, n);
 	child_put(parent, n);
-	scan_dir(w, n, fd, false); /* it may have children already */
+	if (known) { /* what changed before the watches were added is read now */
+		od_controller_real_max_changed(w->ctl, n->id);
+		od_controller_sample(w->ctl, n->id);
+	}
+	/* kernfs gives a directory 2 + its subdirectories as st_nlink
+	 * (kernfs_refresh_inode): a leaf, most of a large tree, needs no readdir.
+	 * Taken after the directory watch, so a child made since is seen either way. */
+	if (fstat(fd, &st) < 0 || st.st_nlink != 2)
+		scan_dir(w, n, fd, false); /* it may have children already */
 	close(fd);
 	return n;
 }
@@ -518,17 +530,24 @@ od_watcher *od_watcher_new(od_controller *c, int root_fd, bool watch, GError **e
 	/* The root is never managed: only its directory and subtree_control matter. */
 	watch_one(w, r, r->fd, W_DIR);
 	watch_one(w, r, r->fd, W_SUBTREE);
+	if (!watch) {
+		od_watcher_adopt(w);
+		return w;
+	}
+	w->src_inotify = g_unix_fd_add(w->ifd, G_IO_IN, on_inotify, w);
+	/* Deadlines on their own thread: a kill must not wait behind inotify events,
+	 * nor behind a loop blocked in the kernel; nor behind adoption, where a hold
+	 * adopted early in the walk resumes while the rest is still being read. */
+	od_controller_start_deadlines(c);
+	return w;
+}
+
+void od_watcher_adopt(od_watcher *w)
+{
 	gint64 t0 = g_get_monotonic_time();
-	scan_dir(w, r, r->fd, false);
+	scan_dir(w, w->root, w->root->fd, false);
 	g_message("%u cgroups found in %.1f ms", g_hash_table_size(w->by_id),
 		  (g_get_monotonic_time() - t0) / 1000.0);
-	if (watch) {
-		w->src_inotify = g_unix_fd_add(w->ifd, G_IO_IN, on_inotify, w);
-		/* Deadlines on their own thread: a kill must not wait behind inotify events,
-		 * nor behind a loop blocked in the kernel. */
-		od_controller_start_deadlines(c);
-	}
-	return w;
 }
 
 void od_watcher_on_stop(od_watcher *w, void (*stop)(void *ud), void *ud)

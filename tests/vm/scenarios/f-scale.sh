@@ -24,6 +24,18 @@ wakeups() {
 	cat /proc/"$1"/task/*/status 2>/dev/null |
 		awk '/^(voluntary|nonvoluntary)_ctxt_switches/ { n += $2 } END { print n + 0 }'
 }
+# by_thread PID: "tid comm switches" for each of PID's threads (which thread wakes up)
+by_thread() {
+	for t in /proc/"$1"/task/*; do
+		awk -v t="${t##*/}" -v c="$(cat "$t/comm" 2>/dev/null)" \
+			'/^(voluntary|nonvoluntary)_ctxt_switches/ { n += $2 } END { print t, c, n + 0 }' "$t/status" 2>/dev/null
+	done
+}
+# big_maps PID: the daemon's largest resident mappings (kB), for where RSS goes
+big_maps() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / { m = $6 ? $6 : "[anon]" } /^Rss:/ { r[m] += $2 }
+		END { for (k in r) print r[k], k }' "/proc/$1/smaps" | sort -rn | head -n 5 | tr '\n' ' '
+}
 rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
 fds() { ls "/proc/$1/fd" | wc -l; }
 ms_since() { awk -v a="$(pressure now)" -v b="$1" 'BEGIN { printf "%.0f", a - b }'; }
@@ -44,8 +56,9 @@ for N in $SIZES; do
 	t0=$(pressure now)
 	SHADOW=/shadow
 	mkdir -p "$SHADOW"
+	n0=$(grep -c 'serving ' /tmp/oomdelayfs.log 2>/dev/null)
 	_launch_daemon
-	wait_for 600000 _mounted "$SHADOW" || fail "N=$N: the daemon did not mount $SHADOW within 600 s"
+	wait_for 600000 _served "${n0:-0}" || fail "N=$N: the daemon did not serve $SHADOW within 600 s"
 	tstart=$(ms_since "$t0")
 	t0=$(pressure now)
 	echo 5000 >"$sp/memory.oom_delay_millisecs" || fail "N=$N: T on the parent"
@@ -55,8 +68,12 @@ for N in $SIZES; do
 	rss1=$(rss_kb "$DAEMON_PID")
 	fd1=$(fds "$DAEMON_PID")
 	w0=$(wakeups "$DAEMON_PID")
+	by_thread "$DAEMON_PID" >/tmp/wk0
 	odt sleep 5000
 	idle=$(($(wakeups "$DAEMON_PID") - w0))
+	by_thread "$DAEMON_PID" >/tmp/wk1
+	log "N=$N idle wake-ups by thread: $(awk 'NR == FNR { a[$1] = $3; next } $3 != a[$1] { printf "%s(%s)+%d ", $2, $1, $3 - a[$1] }' /tmp/wk0 /tmp/wk1)"
+	log "N=$N resident kB by mapping: $(big_maps "$DAEMON_PID")"
 	t0=$(pressure now)
 	n=$(ls "$sp" | grep -c '^c[0-9]')
 	tls=$(ms_since "$t0")
@@ -66,11 +83,14 @@ for N in $SIZES; do
 	t0=$(pressure now)
 	n0=$(grep -c 'serving ' /tmp/oomdelayfs.log)
 	_launch_daemon
+	# the shadow answers before the tree is adopted: a cgroup read meanwhile is adopted there
+	wait_for 600000 delay_is "$sp/c$N/memory.oom_delay_millisecs" 5000 ||
+		fail "N=$N: c$N delay reads '$(cat "$sp/c$N/memory.oom_delay_millisecs" 2>&1)' 600 s after the restart"
+	tdelay=$(ms_since "$t0")
+	# "serving": every cgroup adopted (its state read, watched)
 	wait_for 600000 _served "$n0" || fail "N=$N: the restarted daemon did not serve within 600 s"
 	tserve=$(ms_since "$t0")
-	wait_for 120000 delay_is "$sp/c$N/memory.oom_delay_millisecs" 5000 ||
-		fail "N=$N: c$N delay reads '$(cat "$sp/c$N/memory.oom_delay_millisecs" 2>&1)' 120 s after the restart"
-	tdelay=$(ms_since "$t0")
+	tadopt=$(sed -n 's/.* cgroups found in \([0-9]*\).*/\1/p' /tmp/oomdelayfs.log | tail -n 1)
 	rss2=$(rss_kb "$DAEMON_PID")
 	fd2=$(fds "$DAEMON_PID")
 	bad=0
@@ -86,8 +106,8 @@ for N in $SIZES; do
 
 	echo "BENCH $OOMD_KERNEL scale N=$N mkdir_ms=$tmk start_ms=$tstart subtree_write_ms=$twrite" \
 		"rss_kb=$rss1 fds=$fd1 idle_wakeups_5s=$idle ls_ms=$tls restart_serve_ms=$tserve" \
-		"restart_delay_ms=$tdelay rss_after_kb=$rss2 fds_after=$fd2 handback_ms=$DAEMON_STOP_MS"
-	summary="$summary; N=$N: write ${twrite} ms, RSS $((rss1 / 1024)) MiB, $fd1 fds, $idle wake-ups/5 s, ls ${tls} ms, restart to delay ${tdelay} ms"
+		"restart_adopt_ms=$tadopt restart_delay_ms=$tdelay rss_after_kb=$rss2 fds_after=$fd2 handback_ms=$DAEMON_STOP_MS"
+	summary="$summary; N=$N: write ${twrite} ms, RSS $((rss1 / 1024)) MiB, $fd1 fds, $idle wake-ups/5 s, ls ${tls} ms, restart to delay ${tdelay} ms, to all adopted ${tserve} ms"
 	(cd "$p" && seq 1 "$N" | sed 's/^/c/' | xargs rmdir) || fail "rmdir of $N cgroups"
 	rmdir "$p" || fail "rmdir $p"
 done
