@@ -121,11 +121,13 @@ static int user_write(od_controller *c, write_fn fn, uint64_t id, uint64_t value
 			g_cond_wait(&c->adopt_done, &c->adopt_lock);
 		g_mutex_unlock(&c->adopt_lock);
 	}
-	ctl_lock(c, "user write");
+	ctl_lock_wide(c, "user write", id); /* a delay write reaches the whole subtree */
 	int r = fn(c->eng, od_now(), id, value, &c->acts);
 	if (r != 0) {
 		oe_actions_clear(&c->acts);
+		oe_action *wide = ctl_unwiden_locked(c);
 		ctl_unlock(c);
+		g_free(wide);
 		return r;
 	}
 	return ctl_finish_locked(c); /* the kernel's errno, if a write of it failed */
@@ -196,7 +198,7 @@ void od_controller_release_all(od_controller *c)
 	 * hand-back, or it could undo it. */
 	ctl_deadlines_stop(c);
 	od_order_drain(c->order);
-	ctl_lock(c, "release");
+	ctl_lock_wide(c, "release", 0);
 	oe_release_all(c->eng, &c->acts);
 	size_t n = c->acts.n;
 	ctl_rearm_locked(c);
@@ -204,7 +206,9 @@ void od_controller_release_all(od_controller *c)
 	od_cg **g = g_new(od_cg *, MAX(n, 1));
 	ctl_copy_out_locked(c, v, g);
 	oe_actions_clear(&c->acts);
+	oe_action *wide = ctl_unwiden_locked(c);
 	ctl_unlock(c);
+	g_free(wide);
 	g_message("handing %zu actions back to the kernel (every managed cgroup: memory.max = L, "
 		  "the user's memory.high, thawed, state removed)", n);
 	/* Inline even on the loop thread: this is the shutdown path and must be done

@@ -43,7 +43,9 @@ struct od_controller {
 	GThread *deadlines;
 	gint deadlines_stop;
 	GHashTable *cgs; /* &id -> od_cg* */
-	oe_action *buf;
+	oe_action *buf;  /* the resident action buffer (ctl_table.h: how it is sized) */
+	size_t buf_cap;
+	oe_action *wide; /* a wide call's own buffer, while acts points at it */
 	oe_actions acts;
 
 	od_hooks hooks[MAX_HOOKS];

@@ -49,7 +49,9 @@ int ctl_finish_locked_rearm(od_controller *c, bool rearm)
 	if (rearm)
 		ctl_rearm_locked(c);
 	if (n == 0) {
+		oe_action *wide = ctl_unwiden_locked(c);
 		ctl_unlock(c);
+		g_free(wide);
 		return 0;
 	}
 	oe_action stack_v[STACK_ACTS];
@@ -58,7 +60,9 @@ int ctl_finish_locked_rearm(od_controller *c, bool rearm)
 	od_cg **g = n <= STACK_ACTS ? stack_g : g_new(od_cg *, n);
 	ctl_copy_out_locked(c, v, g);
 	oe_actions_clear(&c->acts);
-	int r = ctl_carry_out(c, v, g, n);
+	oe_action *wide = ctl_unwiden_locked(c);
+	int r = ctl_carry_out(c, v, g, n); /* unlocks */
+	g_free(wide);
 	for (size_t i = 0; i < n; i++)
 		ctl_cg_unref(g[i]);
 	if (v != stack_v) {

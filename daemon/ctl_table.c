@@ -18,6 +18,7 @@ void ctl_table_free(od_controller *c)
 {
 	g_hash_table_destroy(c->cgs);
 	g_free(c->buf);
+	g_free(c->wide);
 }
 
 od_cg *ctl_cg_ref(od_cg *g)
@@ -63,21 +64,81 @@ od_cg *ctl_lookup_ref(od_controller *c, uint64_t id)
 	return g;
 }
 
-/* Room for the largest batch the engine can emit: release_all and subtree
- * writes emit a few actions per cgroup. Grown only when cgroups are added,
- * never on the event -> kill path. */
+/* The resident buffer is locked in memory (88 bytes an action) and sized for the
+ * calls that must not allocate: the deadline thread's ticks and samples, the loop's
+ * samples. Per call, oe_tick emits at most 2 actions per held cgroup (PERSIST,
+ * SAMPLE) and oe_sample at most 2 per cgroup of the sampled subtree (NOTIFY,
+ * CHANGED: rule 11, and under_oom moving) and a dozen of its own; an add, a removal
+ * and a knob write on one cgroup, a few. Only a delay write (up to 5 per cgroup of
+ * the subtree: PERSIST, SET_HIGH, SET_MAX, FORGET, SAMPLE) and the hand-back (up
+ * to 4 per cgroup) emit more, and both come from threads that may allocate: they
+ * widen first (ctl_lock_wide). At 10,000 cgroups: 2.6 MiB, not the 7 MiB of a
+ * reserve of 8 per cgroup. */
+#define RESIDENT_PER_CG 3
+#define WIDE_PER_CG 8
+#define SLACK_ACTS 64
+
 void ctl_ensure_room_locked(od_controller *c, size_t extra_nodes)
 {
-	size_t need = 8 * (oe_count(c->eng) + extra_nodes) + 64;
-	if (c->acts.cap >= need)
+	size_t need = RESIDENT_PER_CG * (oe_count(c->eng) + extra_nodes) + SLACK_ACTS;
+	if (c->buf_cap >= need)
 		return;
-	/* An eighth more, not twice: 8 actions of 88 bytes per cgroup are locked in
-	 * memory, 7 MiB at 10,000 cgroups; doubling could leave half of it unused. */
-	size_t old = c->acts.cap, cap = MAX(need, old + old / 8);
+	/* An eighth more, not twice: doubling could leave half of it unused, locked. */
+	size_t old = c->buf_cap, cap = MAX(need, old + old / 8);
 	c->buf = g_renew(oe_action, c->buf, cap);
 	/* touched now, not on the kill path (the old part is resident already) */
 	memset(c->buf + old, 0, (cap - old) * sizeof *c->buf);
-	oe_actions_init(&c->acts, c->buf, cap);
+	c->buf_cap = cap;
+	if (!c->wide)
+		oe_actions_init(&c->acts, c->buf, cap);
+}
+
+static void count_one(uint64_t id, void *ud)
+{
+	(void)id;
+	(*(size_t *)ud)++;
+}
+
+static size_t wide_need_locked(od_controller *c, uint64_t id)
+{
+	size_t n = 0;
+	if (id)
+		oe_foreach_subtree(c->eng, id, count_one, &n);
+	else
+		n = oe_count(c->eng);
+	return WIDE_PER_CG * n + SLACK_ACTS;
+}
+
+void ctl_lock_wide(od_controller *c, const char *site, uint64_t id)
+{
+	oe_action *spare = NULL;
+	size_t spare_cap = 0;
+	for (;;) {
+		ctl_lock(c, site);
+		size_t need = wide_need_locked(c, id);
+		if (need <= c->acts.cap && !spare)
+			return;
+		if (spare_cap >= need) {
+			c->wide = spare;
+			oe_actions_init(&c->acts, spare, spare_cap);
+			return;
+		}
+		/* Allocated without the lock: the deadline thread may be waiting for it. */
+		ctl_unlock(c);
+		g_free(spare);
+		spare_cap = need + need / 8; /* the subtree may grow before we are back */
+		spare = g_new(oe_action, spare_cap);
+	}
+}
+
+oe_action *ctl_unwiden_locked(od_controller *c)
+{
+	oe_action *w = c->wide;
+	if (w) {
+		c->wide = NULL;
+		oe_actions_init(&c->acts, c->buf, c->buf_cap);
+	}
+	return w;
 }
 
 void ctl_copy_out_locked(od_controller *c, oe_action *v, od_cg **cgs)

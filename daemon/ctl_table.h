@@ -31,8 +31,18 @@ void ctl_cg_unref(od_cg *g);
 const char *ctl_cg_path(const od_cg *g, char *buf, size_t size);
 od_cg *ctl_lookup_ref(od_controller *c, uint64_t id);
 
-/* Room for the largest batch the engine can emit, with extra_nodes more cgroups. */
+/* Room in the resident buffer for the largest batch of a call that may not
+ * allocate, with extra_nodes more cgroups (ctl_table.c: the bounds). */
 void ctl_ensure_room_locked(od_controller *c, size_t extra_nodes);
+/* Takes the lock (ctl_lock) for a call that may emit up to 8 actions per cgroup of
+ * id's subtree (id 0: of the whole tree), with c->acts pointing at a buffer that
+ * large: the resident one if it is, else one of the call's own, allocated without
+ * the lock (so the caller's thread must be one that may allocate and wait). */
+void ctl_lock_wide(od_controller *c, const char *site, uint64_t id);
+/* After a wide call's actions were copied out and cleared: c->acts points at the
+ * resident buffer again. Returns the call's own buffer (NULL if none), for the
+ * caller to free once the lock is let go. */
+oe_action *ctl_unwiden_locked(od_controller *c);
 /* Copies the engine's actions into v/cgs (caller's storage, acts.n entries) and
  * takes a reference on each action's cgroup. */
 void ctl_copy_out_locked(od_controller *c, oe_action *v, od_cg **cgs);
