@@ -96,8 +96,12 @@ void od_controller_real_max_changed(od_controller *c, uint64_t id)
 	uint64_t v;
 	if (od_kio_read_u64(g->fd, "memory.max", &v) == 0) {
 		ctl_lock(c, "real max");
+		/* As a sample (ctl_sample): only this cgroup's hold can move the timer. At
+		 * 10,000 cgroups a subtree write's echo (10,000 memory.max events) was
+		 * 10,000 walks of the whole tree, seconds of the loop after the write. */
+		bool was_held = ctl_holds_in_locked(c, &id, 1);
 		oe_real_max_seen(c->eng, od_now(), id, v, &c->acts);
-		ctl_finish_locked(c);
+		ctl_finish_locked_rearm(c, was_held || ctl_holds_in_locked(c, &id, 1));
 	}
 	ctl_cg_unref(g);
 }

@@ -109,10 +109,15 @@ void ctl_sample(od_controller *c, od_cg *g)
 	}
 	g_private_set(&nesting, GINT_TO_POINTER(depth + 1));
 	ctl_lock(c, "sample");
+	/* A sample moves no wake-up but its own cgroup's, and only a hold has one: the
+	 * timer (oe_next_wakeup walks every cgroup) is re-armed only if it was or is
+	 * held, or each memory event would cost a walk of the whole tree. */
+	bool was_held = ctl_holds_in_locked(c, &g->id, 1);
 	oe_sample(c->eng, od_now(), g->id, &r, &c->acts);
 	oe_view v;
-	bool held = !h && oe_view_get(c->eng, g->id, &v) && v.in_hold;
-	ctl_finish_locked(c);
+	bool in_hold = oe_view_get(c->eng, g->id, &v) && v.in_hold;
+	bool held = !h && in_hold;
+	ctl_finish_locked_rearm(c, was_held || in_hold);
 	g_private_set(&nesting, GINT_TO_POINTER(depth));
 	if (held)
 		keep_hold_files(g);
