@@ -10,6 +10,7 @@
  */
 #define G_LOG_DOMAIN "oomdelayfs"
 #include "oomd/watcher.h"
+#include "held_first.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -544,6 +545,8 @@ od_watcher *od_watcher_new(od_controller *c, int root_fd, bool watch, GError **e
 
 void od_watcher_adopt(od_watcher *w)
 {
+	if (w->ifd >= 0) /* a resumed hold's deadline must not wait for the walk */
+		od_adopt_held_first(w->ctl, w->root->fd);
 	gint64 t0 = g_get_monotonic_time();
 	scan_dir(w, w->root, w->root->fd, false);
 	g_message("%u cgroups found in %.1f ms", g_hash_table_size(w->by_id),

@@ -32,7 +32,8 @@ od_watcher *od_watcher_new(od_controller *c, int root_fd, bool watch, GError **e
  * T ms". Called once, on the loop's thread before the loop runs; the shadow tree
  * may be served meanwhile: a cgroup used through it first is added there
  * (od_controller_add is idempotent) and its readings taken again here once it
- * is watched. Blocks for the walk (about 0.5 ms per cgroup under TCG). */
+ * is watched. Held cgroups first (held_first.h). Blocks for the walk (about 1 ms
+ * per cgroup under TCG). */
 void od_watcher_adopt(od_watcher *w);
 
 /* Installs SIGINT/SIGTERM handlers that call stop(ud) on the loop thread
