@@ -72,9 +72,10 @@ od_cg *ctl_lookup_ref(od_controller *c, uint64_t id)
  * and a knob write on one cgroup, a few. Only a delay write (up to 5 per cgroup of
  * the subtree: PERSIST, SET_HIGH, SET_MAX, FORGET, SAMPLE) and the hand-back (up
  * to 4 per cgroup) emit more, and both come from threads that may allocate: they
- * widen first (ctl_lock_wide). At 10,000 cgroups: 2.6 MiB, not the 7 MiB of a
- * reserve of 8 per cgroup. */
-#define RESIDENT_PER_CG 3
+ * widen first (ctl_lock_wide). So 2 per cgroup and a slack for the dozen:
+ * tests/unit/test_action_bounds.c checks these bounds against the engine. At
+ * 10,000 cgroups 1.7 MiB, not the 7 MiB of a reserve of 8 per cgroup. */
+#define RESIDENT_PER_CG 2
 #define WIDE_PER_CG 8
 #define SLACK_ACTS 64
 

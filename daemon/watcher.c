@@ -35,18 +35,12 @@ static const uint32_t wmask[W_KINDS] = {
 
 typedef struct wnode wnode;
 
-typedef struct {
-	wnode *node;
-	wkind kind;
-} wref;
-
 struct wnode {
 	uint64_t id;
 	wnode *parent;
 	char *name;         /* in the parent; NULL for the root */
 	int fd;             /* the root's O_PATH|O_DIRECTORY descriptor; -1 for the others */
 	int wd[W_KINDS];    /* -1 when not watched */
-	wref ref[W_KINDS];  /* what by_wd maps wd[k] to */
 	GHashTable *children; /* name -> wnode* (not owning); NULL while it has none */
 };
 
@@ -56,7 +50,7 @@ struct od_watcher {
 	int ifd; /* inotify; -1 when only scanning */
 	wnode *root;
 	GHashTable *by_id;  /* &id -> wnode* (owning) */
-	GHashTable *by_wd;  /* wd -> wref* (in its node) */
+	GHashTable *by_wd;  /* wd -> wref_of(node, kind) */
 	guint src_inotify, src_int, src_term, src_hup;
 	void (*stop)(void *ud);
 	void *stop_ud;
@@ -67,6 +61,24 @@ struct od_watcher {
 	uint64_t pending[64]; /* cgroups to sample after this read of the inotify queue */
 	size_t npending;
 };
+
+/* What a watch is for, in by_wd's value: the node's address with the kind in its
+ * low bits (a node is 8-aligned), not a struct of 16 bytes per watch. */
+G_STATIC_ASSERT(W_KINDS <= 4 && G_ALIGNOF(wnode) >= 4);
+static gpointer wref_of(wnode *n, wkind k)
+{
+	return (gpointer)((uintptr_t)n | (uintptr_t)k);
+}
+
+static wnode *wref_node(gpointer r)
+{
+	return (wnode *)((uintptr_t)r & ~(uintptr_t)3);
+}
+
+static wkind wref_kind(gpointer r)
+{
+	return (wkind)((uintptr_t)r & 3);
+}
 
 static void free_node(wnode *n)
 {
@@ -152,8 +164,7 @@ static void watch_one(od_watcher *w, wnode *n, int fd, wkind k)
 		return;
 	}
 	n->wd[k] = wd;
-	n->ref[k] = (wref){ n, k };
-	g_hash_table_insert(w->by_wd, GINT_TO_POINTER(wd), &n->ref[k]);
+	g_hash_table_insert(w->by_wd, GINT_TO_POINTER(wd), wref_of(n, k));
 }
 
 /* cgroup.subtree_control matters for the children's memory.* files only: it is
@@ -372,16 +383,16 @@ static void handle_event(od_watcher *w, const struct inotify_event *ev)
 		rescan(w);
 		return;
 	}
-	wref *r = g_hash_table_lookup(w->by_wd, GINT_TO_POINTER(ev->wd));
+	gpointer r = g_hash_table_lookup(w->by_wd, GINT_TO_POINTER(ev->wd));
 	if (!r)
 		return; /* a watch we dropped; its last events may still arrive */
-	wnode *n = r->node;
+	wnode *n = wref_node(r);
 	if (ev->mask & IN_IGNORED) {
-		n->wd[r->kind] = -1;
+		n->wd[wref_kind(r)] = -1;
 		g_hash_table_remove(w->by_wd, GINT_TO_POINTER(ev->wd));
 		return;
 	}
-	switch (r->kind) {
+	switch (wref_kind(r)) {
 	case W_DIR:
 		if ((ev->mask & IN_CREATE) && (ev->mask & IN_ISDIR) && ev->len) {
 			add_child_of(w, n, ev->name);

@@ -1,6 +1,6 @@
 /* The engine's per-call action counts that size the controller's resident action
  * buffer (daemon/ctl_table.c): a call that may not allocate (a tick, a sample, a
- * knob write on one cgroup) emits at most 3 actions per cgroup plus a few; only a
+ * knob write on one cgroup) emits at most 2 actions per cgroup plus a few; only a
  * delay write (a subtree) and the hand-back emit more, at most 8 per cgroup of what
  * they reach (the wide buffer). Worst cases over a two-level tree: every cgroup
  * managed, every one held at once, frozen, its deadline passed. */
@@ -13,7 +13,7 @@
 #define SUB (1 + 2 * K)      /* P's subtree */
 #define ALL (1 + SUB)        /* with the root */
 #define L (16 * MiB)
-#define RESIDENT(n) (3 * (n) + 64)
+#define RESIDENT(n) (2 * (n) + 64)
 #define WIDE(n) (8 * (n) + 64)
 
 enum { ROOT = 1, P = 2 };
