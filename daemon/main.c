@@ -260,7 +260,8 @@ int main(int argc, char **argv)
 		od_controller_set_heartbeat(ctl, watchdog_ms / 4);
 		audit = od_audit_new(ctl, o.cfg.kill_mode); /* before adoption: resumed holds count */
 	}
-	/* Adopts every cgroup and its persisted state: holds resume or finish here. */
+	/* The root only (all of it with --release-all); the tree is adopted once the
+	 * shadow is mounted, below. */
 	od_watcher *w = od_watcher_new(ctl, root_fd, !o.release_all, &err);
 	if (!w) {
 		od_controller_free(ctl);
@@ -296,6 +297,7 @@ int main(int argc, char **argv)
 	 * handled (once the loop runs) instead of killing us with the mount left stale. */
 	od_watcher_on_stop(w, on_stop, &d);
 	guint src_usr2 = g_unix_signal_add(SIGUSR2, on_handover, &d);
+	od_controller_adopting(ctl, true);
 	d.fs = od_shadowfs_new(root_fd, o.mountpoint, ctl, &fo, &err);
 	if (!d.fs) {
 		g_source_remove(src_usr2);
@@ -308,6 +310,7 @@ int main(int argc, char **argv)
 			return fail(OD_EXIT_FAILURE, o.mountpoint, err);
 		}
 		/* Nothing may stay raised or frozen because we failed to mount. */
+		od_watcher_adopt(w);
 		od_controller_release_all(ctl);
 		od_watcher_free(w);
 		od_controller_free(ctl);
@@ -315,12 +318,6 @@ int main(int argc, char **argv)
 		g_main_loop_unref(d.loop);
 		return fail(OD_EXIT_FUSE, o.mountpoint, err);
 	}
-	g_message("serving %s on %s (%zu cgroups, kill mode %s, ceiling %" G_GUINT64_FORMAT
-		  " bytes, freeze margin %" G_GUINT64_FORMAT " bytes)",
-		  root_path, o.mountpoint, od_watcher_count(w),
-		  o.cfg.kill_mode == OE_KILL_GROUP ? "group" : "kernel", o.cfg.ceiling_bytes,
-		  o.cfg.freeze_margin_bytes);
-
 	od_audit_set_fs(audit, d.fs);
 	od_status_opts so = { .socket_path = o.status_socket, .group = o.status_group,
 			      .metrics_port = o.metrics_port, .mountpoint = o.mountpoint,
@@ -337,7 +334,20 @@ int main(int argc, char **argv)
 	if (!d.kept)
 		g_message("no service manager keeps the FUSE connection: a crash leaves a stale mount");
 
+	/* Mounted before the tree is adopted: at 10,000 cgroups the walk takes seconds,
+	 * and a crashed daemon's mount answers ENOTCONN until it is served. A cgroup
+	 * used through the shadow meanwhile is added on first use (idempotent); a user
+	 * write waits for the walk (od_controller_adopting), or a subtree write would
+	 * miss the children not yet adopted. Holds resume or finish as they are found:
+	 * the deadline thread runs already. "serving" (and READY=1) mean all adopted. */
 	GThread *ft = g_thread_new("oomd-fuse", fuse_main, &d);
+	od_watcher_adopt(w);
+	od_controller_adopting(ctl, false);
+	g_message("serving %s on %s (%zu cgroups, kill mode %s, ceiling %" G_GUINT64_FORMAT
+		  " bytes, freeze margin %" G_GUINT64_FORMAT " bytes)",
+		  root_path, o.mountpoint, od_watcher_count(w),
+		  o.cfg.kill_mode == OE_KILL_GROUP ? "group" : "kernel", o.cfg.ceiling_bytes,
+		  o.cfg.freeze_margin_bytes);
 	g_autofree char *ready = g_strdup_printf("serving %s on %s (%zu cgroups)%s", root_path,
 						 o.mountpoint, od_watcher_count(w),
 						 takeover ? ", taken over" : "");

@@ -196,3 +196,18 @@ int od_persist_forget(int dirfd)
 	}
 	return 0;
 }
+
+int od_persist_held_at(int dirfd, const char *name)
+{
+	/* getxattr has no *at form before Linux 6.13: the directory's magic link. */
+	char path[64 + 256], buf[OD_PERSIST_MAX + 1];
+	if (snprintf(path, sizeof path, "/proc/self/fd/%d/%s", dirfd, name) >= (int)sizeof path)
+		return -ENAMETOOLONG;
+	ssize_t n = lgetxattr(path, OD_PERSIST_XATTR, buf, OD_PERSIST_MAX);
+	if (n < 0)
+		return -errno;
+	oe_persisted p;
+	if (od_persist_decode(buf, (size_t)n, &p) < 0)
+		return -EINVAL; /* logged when it is adopted */
+	return p.in_hold;
+}

@@ -316,6 +316,11 @@ int od_harden(int nice)
 	/* Few malloc arenas: each reserves 64 MiB of address space, all of it
 	 * counted as locked under MCL_FUTURE. */
 	mallopt(M_ARENA_MAX, 2);
+	/* A fixed threshold: glibc's own rises to the largest block freed, after which
+	 * the transient buffers of a subtree write (actions for 10,000 cgroups) come
+	 * from the heap and leave it fragmented and resident (locked) for good, instead
+	 * of being mapped and unmapped. */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	/* MCL_ONFAULT: lock pages as they are touched, so that each thread's 8 MiB
 	 * stack reservation is not made resident up front. MCL_FUTURE under a finite
 	 * RLIMIT_MEMLOCK without CAP_IPC_LOCK would make later mmaps (thread stacks,

@@ -10,6 +10,7 @@
  */
 #define G_LOG_DOMAIN "oomdelayfs"
 #include "oomd/watcher.h"
+#include "held_first.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -34,18 +35,12 @@ static const uint32_t wmask[W_KINDS] = {
 
 typedef struct wnode wnode;
 
-typedef struct {
-	wnode *node;
-	wkind kind;
-} wref;
-
 struct wnode {
 	uint64_t id;
 	wnode *parent;
 	char *name;         /* in the parent; NULL for the root */
 	int fd;             /* the root's O_PATH|O_DIRECTORY descriptor; -1 for the others */
 	int wd[W_KINDS];    /* -1 when not watched */
-	wref ref[W_KINDS];  /* what by_wd maps wd[k] to */
 	GHashTable *children; /* name -> wnode* (not owning); NULL while it has none */
 };
 
@@ -55,7 +50,7 @@ struct od_watcher {
 	int ifd; /* inotify; -1 when only scanning */
 	wnode *root;
 	GHashTable *by_id;  /* &id -> wnode* (owning) */
-	GHashTable *by_wd;  /* wd -> wref* (in its node) */
+	GHashTable *by_wd;  /* wd -> wref_of(node, kind) */
 	guint src_inotify, src_int, src_term, src_hup;
 	void (*stop)(void *ud);
 	void *stop_ud;
@@ -66,6 +61,24 @@ struct od_watcher {
 	uint64_t pending[64]; /* cgroups to sample after this read of the inotify queue */
 	size_t npending;
 };
+
+/* What a watch is for, in by_wd's value: the node's address with the kind in its
+ * low bits (a node is 8-aligned), not a struct of 16 bytes per watch. */
+G_STATIC_ASSERT(W_KINDS <= 4 && G_ALIGNOF(wnode) >= 4);
+static gpointer wref_of(wnode *n, wkind k)
+{
+	return (gpointer)((uintptr_t)n | (uintptr_t)k);
+}
+
+static wnode *wref_node(gpointer r)
+{
+	return (wnode *)((uintptr_t)r & ~(uintptr_t)3);
+}
+
+static wkind wref_kind(gpointer r)
+{
+	return (wkind)((uintptr_t)r & 3);
+}
 
 static void free_node(wnode *n)
 {
@@ -151,8 +164,7 @@ static void watch_one(od_watcher *w, wnode *n, int fd, wkind k)
 		return;
 	}
 	n->wd[k] = wd;
-	n->ref[k] = (wref){ n, k };
-	g_hash_table_insert(w->by_wd, GINT_TO_POINTER(wd), &n->ref[k]);
+	g_hash_table_insert(w->by_wd, GINT_TO_POINTER(wd), wref_of(n, k));
 }
 
 /* cgroup.subtree_control matters for the children's memory.* files only: it is
@@ -231,6 +243,10 @@ static wnode *add_child(od_watcher *w, wnode *parent, int pfd, const char *name)
 	/* Before the child's own watches: a controller enabled from now on is seen. */
 	watch_one(w, parent, pfd, W_SUBTREE);
 	watch_all(w, n, fd);
+	/* Known already: added through the shadow tree (a mkdir, or a first use while
+	 * the tree is adopted) before these watches existed. */
+	oe_view v;
+	bool known = od_controller_view(w->ctl, n->id, &v);
 	int e = od_controller_add(w->ctl, parent->id, fd, &n->id);
 	if (e) {
 		if (e != ENOENT)
@@ -242,7 +258,15 @@ static wnode *add_child(od_watcher *w, wnode *parent, int pfd, const char *name)
 	}
 	g_hash_table_insert(w->by_id, &n->id, n);
 	child_put(parent, n);
-	scan_dir(w, n, fd, false); /* it may have children already */
+	if (known) { /* what changed before the watches were added is read now */
+		od_controller_real_max_changed(w->ctl, n->id);
+		od_controller_sample(w->ctl, n->id);
+	}
+	/* kernfs gives a directory 2 + its subdirectories as st_nlink
+	 * (kernfs_refresh_inode): a leaf, most of a large tree, needs no readdir.
+	 * Taken after the directory watch, so a child made since is seen either way. */
+	if (fstat(fd, &st) < 0 || st.st_nlink != 2)
+		scan_dir(w, n, fd, false); /* it may have children already */
 	close(fd);
 	return n;
 }
@@ -359,16 +383,16 @@ static void handle_event(od_watcher *w, const struct inotify_event *ev)
 		rescan(w);
 		return;
 	}
-	wref *r = g_hash_table_lookup(w->by_wd, GINT_TO_POINTER(ev->wd));
+	gpointer r = g_hash_table_lookup(w->by_wd, GINT_TO_POINTER(ev->wd));
 	if (!r)
 		return; /* a watch we dropped; its last events may still arrive */
-	wnode *n = r->node;
+	wnode *n = wref_node(r);
 	if (ev->mask & IN_IGNORED) {
-		n->wd[r->kind] = -1;
+		n->wd[wref_kind(r)] = -1;
 		g_hash_table_remove(w->by_wd, GINT_TO_POINTER(ev->wd));
 		return;
 	}
-	switch (r->kind) {
+	switch (wref_kind(r)) {
 	case W_DIR:
 		if ((ev->mask & IN_CREATE) && (ev->mask & IN_ISDIR) && ev->len) {
 			add_child_of(w, n, ev->name);
@@ -518,17 +542,26 @@ od_watcher *od_watcher_new(od_controller *c, int root_fd, bool watch, GError **e
 	/* The root is never managed: only its directory and subtree_control matter. */
 	watch_one(w, r, r->fd, W_DIR);
 	watch_one(w, r, r->fd, W_SUBTREE);
+	if (!watch) {
+		od_watcher_adopt(w);
+		return w;
+	}
+	w->src_inotify = g_unix_fd_add(w->ifd, G_IO_IN, on_inotify, w);
+	/* Deadlines on their own thread: a kill must not wait behind inotify events,
+	 * nor behind a loop blocked in the kernel; nor behind adoption, where a hold
+	 * adopted early in the walk resumes while the rest is still being read. */
+	od_controller_start_deadlines(c);
+	return w;
+}
+
+void od_watcher_adopt(od_watcher *w)
+{
+	if (w->ifd >= 0) /* a resumed hold's deadline must not wait for the walk */
+		od_adopt_held_first(w->ctl, w->root->fd);
 	gint64 t0 = g_get_monotonic_time();
-	scan_dir(w, r, r->fd, false);
+	scan_dir(w, w->root, w->root->fd, false);
 	g_message("%u cgroups found in %.1f ms", g_hash_table_size(w->by_id),
 		  (g_get_monotonic_time() - t0) / 1000.0);
-	if (watch) {
-		w->src_inotify = g_unix_fd_add(w->ifd, G_IO_IN, on_inotify, w);
-		/* Deadlines on their own thread: a kill must not wait behind inotify events,
-		 * nor behind a loop blocked in the kernel. */
-		od_controller_start_deadlines(c);
-	}
-	return w;
 }
 
 void od_watcher_on_stop(od_watcher *w, void (*stop)(void *ud), void *ud)

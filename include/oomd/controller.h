@@ -72,6 +72,11 @@ void od_controller_real_max_changed(od_controller *c, uint64_t id);
  * a cgroup removed meanwhile; the errno of a failed state write, whose raise or
  * freeze was then not done). The engine keeps the value written either way. */
 int od_controller_write_delay(od_controller *c, uint64_t id, uint64_t ms);
+/* While on (the tree is being adopted after a start, the shadow already served),
+ * the writes above wait until it is turned off: a subtree write must reach every
+ * descendant, and one not adopted yet would later adopt its older persisted state.
+ * Reads do not wait: a cgroup read first is added on that use. Any thread. */
+void od_controller_adopting(od_controller *c, bool on);
 int od_controller_write_disable(od_controller *c, uint64_t id, uint64_t v);
 int od_controller_write_limit(od_controller *c, uint64_t id, uint64_t bytes);
 int od_controller_write_high(od_controller *c, uint64_t id, uint64_t bytes);

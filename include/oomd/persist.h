@@ -39,4 +39,10 @@ int od_persist_forget(int dirfd);
 size_t od_persist_encode(const oe_persisted *p, char *buf, size_t size);
 int od_persist_decode(const char *buf, size_t len, oe_persisted *out);
 
+/* Whether the state of the cgroup `name` in the directory dirfd (any descriptor,
+ * O_PATH too) says a hold was running: 1 or 0, or -errno (-ENODATA: no state).
+ * One system call, nothing opened: a hint for the order of adoption only (the
+ * state is read again, and checked, when the cgroup is adopted). */
+int od_persist_held_at(int dirfd, const char *name);
+
 #endif

@@ -20,12 +20,21 @@
 
 typedef struct od_watcher od_watcher;
 
-/* Walks the real tree below root_fd, parents before children, adding every
- * cgroup to the controller (its persisted state is adopted there). With
- * watch = true also sets up inotify and attaches the sources to the default
- * main context; with watch = false it only scans (--release-all).
+/* Adds the root of the real tree below root_fd to the controller. With watch =
+ * true sets up inotify, attaches the sources to the default main context and
+ * starts the deadline thread; the tree is adopted by od_watcher_adopt. With
+ * watch = false it only adopts the whole tree at once (--release-all).
  * NULL with *err set on failure (inotify unavailable, root unreadable). */
 od_watcher *od_watcher_new(od_controller *c, int root_fd, bool watch, GError **err);
+
+/* Walks the real tree, parents before children, adding every cgroup to the
+ * controller (its persisted state is adopted there); logs "N cgroups found in
+ * T ms". Called once, on the loop's thread before the loop runs; the shadow tree
+ * may be served meanwhile: a cgroup used through it first is added there
+ * (od_controller_add is idempotent) and its readings taken again here once it
+ * is watched. Held cgroups first (held_first.h). Blocks for the walk (about 1 ms
+ * per cgroup under TCG). */
+void od_watcher_adopt(od_watcher *w);
 
 /* Installs SIGINT/SIGTERM handlers that call stop(ud) on the loop thread
  * (SIGHUP is logged and ignored). */

@@ -83,6 +83,11 @@ done
 if [ -x "$BUILD/daemon/oomdelayfs" ]; then
 	add_bin "$BUILD/daemon/oomdelayfs"
 fi
+# host tools for an experiment (e.g. OOMD_VM_EXTRA_BINS=/usr/bin/strace), with their libraries
+for p in ${OOMD_VM_EXTRA_BINS:-}; do
+	[ -x "$p" ] || die "OOMD_VM_EXTRA_BINS: $p is not an executable"
+	add_bin "$p"
+done
 # container runtimes (Debian's runc and crun) and the project's OCI hook and runtime shim, for the
 # c-* scenarios (--containers); a runtime that is not installed is left out and its scenario skips
 if [ "$CONTAINERS" = 1 ]; then

@@ -1,0 +1,99 @@
+/* ctl_lock.c — implements ctl_lock.h. */
+#define G_LOG_DOMAIN "oomdelayfs"
+#include "ctl_lock.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+
+_Thread_local const char *thread_role;
+const char ROLE_DEADLINE[] = "the deadline thread", ROLE_KILLER[] = "the kill actuator",
+	   ROLE_ACTUATOR[] = "an actuator", ROLE_LOOP[] = "the main loop";
+
+/* Pages are locked as they are first touched (MCL_ONFAULT), and a first touch
+ * under global pressure allocates and can stall in reclaim: the threads on the
+ * deadline -> kill path touch their stack, and the controller its buffers, up
+ * front. */
+#define PREFAULT_STACK (64 * 1024)
+void __attribute__((noinline)) ctl_prefault_stack(void)
+{
+	volatile char probe[PREFAULT_STACK];
+	for (size_t i = 0; i < sizeof probe; i += 4096)
+		probe[i] = 0;
+}
+
+/* The deadline thread and the kill actuator run at a real-time priority (when set):
+ * a thread at niceness -20 was seen waiting 145 ms for a CPU on the 2-vCPU VM while
+ * the other actuators spent theirs in the kernel's reclaim (memory.max writes).
+ * The kill actuator may already be asleep on its queue when the priority is set:
+ * od_controller_set_rt_priority wakes it, and it applies it after every wake-up. */
+static _Thread_local int rt_applied; /* what this thread has asked for (0: none) */
+
+void ctl_apply_rt(od_controller *c)
+{
+	int prio = g_atomic_int_get(&c->rt_prio);
+	if (prio == rt_applied)
+		return;
+	struct sched_param sp = { .sched_priority = prio };
+	int r = pthread_setschedparam(pthread_self(), prio ? SCHED_FIFO : SCHED_OTHER, &sp);
+	if (r)
+		g_warning("%s: SCHED_FIFO priority %d: %s: it keeps its niceness", thread_role, prio,
+			  g_strerror(r));
+	rt_applied = prio; /* a refusal is not retried */
+}
+
+void ctl_lock_init(od_controller *c)
+{
+	g_mutex_init(&c->lock);
+	c->diag = od_diag_new();
+	/* main() made the controller after setting the niceness its threads inherit. */
+	errno = 0;
+	c->lock_nice = getpriority(PRIO_PROCESS, 0);
+	if (errno)
+		c->lock_nice = 0;
+}
+
+void ctl_lock_clear(od_controller *c)
+{
+	od_diag_free(c->diag);
+	g_mutex_clear(&c->lock);
+}
+
+/* The niceness boost is a fix, not a diagnostic. Under the lock only pure engine
+ * work is done, yet a FUSE worker, which runs at the niceness the daemon was
+ * started with, can be preempted while holding it by the workloads it competes
+ * with, and the deadline thread then waits: a tick was seen 380 ms late, all of it
+ * waiting for the lock, among f-load's 64 clients (docs/DESIGN.md, "the late
+ * tick"). So a thread below the controller's priority is raised to it while it
+ * holds the lock (two setpriority calls per hold: the GMutex is a plain futex,
+ * without priority inheritance). A thread already at the controller's niceness
+ * (the controller's own threads; every thread when --nice is the started-with
+ * niceness, or could not be set) skips both. Each thread also touches its
+ * stack once, so that a first fault under the lock (pages are locked as they are
+ * touched) cannot stall in reclaim. site names the call for the diagnostics build
+ * only (diag.h); the default build stores nothing. */
+static _Thread_local int own_nice = INT_MIN; /* INT_MIN: not yet read */
+
+void ctl_lock(od_controller *c, const char *site)
+{
+	if (own_nice == INT_MIN) {
+		errno = 0;
+		int n = getpriority(PRIO_PROCESS, 0); /* this thread's, on Linux */
+		own_nice = errno ? c->lock_nice : n;
+		ctl_prefault_stack();
+	}
+	if (own_nice > c->lock_nice)
+		(void)setpriority(PRIO_PROCESS, 0, c->lock_nice); /* best effort: CAP_SYS_NICE */
+	g_mutex_lock(&c->lock);
+	od_diag_lock_taken(c->diag, site, thread_role ? thread_role : "a FUSE worker");
+}
+
+void ctl_unlock(od_controller *c)
+{
+	od_diag_lock_released(c->diag);
+	g_mutex_unlock(&c->lock);
+	if (own_nice > c->lock_nice)
+		(void)setpriority(PRIO_PROCESS, 0, own_nice);
+}
