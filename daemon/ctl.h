@@ -8,6 +8,7 @@
  *   ctl_act      carrying actions out: inline or handed to the actuator threads
  *   ctl_deadline the deadline thread: the timerfd, the heartbeat, the ticks
  *   ctl_adopt    adding a cgroup (and its unknown ancestors), removing a subtree
+ *   ctl_hooks    the shells' hooks: registered, called, removed
  *   controller.c the facade the shells call (include/oomd/controller.h)
  *
  * The engine is pure and guarded by the lock; every call feeds it under the lock
@@ -23,8 +24,32 @@
 #include "oomd/controller.h"
 #include "oomd/diag.h"
 #include "oomd/order.h"
+#include "ctl_hooks.h"
 
-#define MAX_HOOKS 8
+/* Who is calling, said by every caller and never read from the thread: what a
+ * batch of actions does depends on it (ctl_act.h). Made once per thread by the
+ * controller's own threads, per call at the facade's entry points. */
+typedef enum {
+	/* A FUSE worker (or main before the loop runs): runs its whole batch itself when
+	 * its turn in the cgroup's order comes, blocking as the native write would. */
+	CTL_WORKER,
+	/* The glib main loop (the watcher): never waits for a kernel write. It runs the
+	 * reads and notifications that lead a batch and hands the rest to the actuators. */
+	CTL_LOOP,
+	/* The deadline thread: runs only the samples that lead a batch (through kept
+	 * descriptors) and hands the rest to the actuators. */
+	CTL_DEADLINE,
+	/* A thread carrying out a batch (an actuator, or a worker in its turn): what its
+	 * actions make the engine emit comes after that batch in the order, so it is
+	 * handed off as the loop's is, never waited for. */
+	CTL_IN_BATCH,
+} ctl_caller;
+
+typedef struct {
+	ctl_caller who;
+	int depth; /* batches nested on this call chain (SAMPLE -> oe_sample -> SAMPLE ...) */
+} ctl_ctx;
+
 #define STACK_ACTS 64 /* batches up to this size are copied out onto the stack */
 #define NACTUATORS 4
 
@@ -46,8 +71,7 @@ struct od_controller {
 	oe_action *buf;
 	oe_actions acts;
 
-	od_hooks hooks[MAX_HOOKS];
-	gint nhooks;
+	ctl_hooks hooks;
 
 	GThread *actuator[NACTUATORS];
 	od_order *order;

@@ -231,7 +231,9 @@ static wnode *add_child(od_watcher *w, wnode *parent, int pfd, const char *name)
 	/* Before the child's own watches: a controller enabled from now on is seen. */
 	watch_one(w, parent, pfd, W_SUBTREE);
 	watch_all(w, n, fd);
-	int e = od_controller_add(w->ctl, parent->id, fd, &n->id);
+	/* The first scan runs before the loop (src_inotify is set after it) and may wait. */
+	int e = w->src_inotify ? od_controller_add_from_loop(w->ctl, parent->id, fd, &n->id)
+			       : od_controller_add(w->ctl, parent->id, fd, &n->id);
 	if (e) {
 		if (e != ENOENT)
 			g_warning("cgroup %s: cannot add: %s", name, g_strerror(e));

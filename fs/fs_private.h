@@ -278,8 +278,7 @@ void fs_poller_forget(fs_poller *p, fs_file *f);
 
 typedef struct fs_ctlwatch fs_ctlwatch;
 fs_ctlwatch *fs_ctlwatch_new(od_controller *ctl);
-/* Detaches from the controller's hooks; the small hook context is kept alive on
- * purpose because controller.h has no way to unregister hooks. */
+/* Removes its hooks from the controller (waiting for a call in flight), then frees. */
 void fs_ctlwatch_free(fs_ctlwatch *w);
 void fs_ctlwatch_attach(fs_ctlwatch *w, fs_file *f);
 void fs_ctlwatch_detach(fs_ctlwatch *w, fs_file *f);
