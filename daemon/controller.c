@@ -24,7 +24,7 @@ int64_t od_now(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* The contexts of the facade's callers, made per call (ctl.h). */
+/* Who calls each entry point (ctl.h); the deadline thread and actuators have their own. */
 static const ctl_ctx WORKER = { .who = CTL_WORKER }, LOOP = { .who = CTL_LOOP };
 
 od_controller *od_controller_new(const oe_config *cfg)
@@ -38,8 +38,7 @@ od_controller *od_controller_new(const oe_config *cfg)
 	ctl_lock_name_thread("the main loop"); /* main() makes the controller on the loop's thread */
 	ctl_hooks_init(&c->hooks);
 	c->order = od_order_new();
-	c->eng = oe_new(cfg);
-	ctl_table_init(c);
+	ctl_table_init(c, cfg);
 	ctl_actuators_start(c);
 	return c;
 }
@@ -51,7 +50,6 @@ void od_controller_free(od_controller *c)
 	ctl_deadlines_stop(c);
 	ctl_actuators_stop(c);
 	ctl_table_free(c);
-	oe_free(c->eng);
 	od_order_free(c->order);
 	ctl_deadlines_free(c);
 	ctl_hooks_clear(&c->hooks);

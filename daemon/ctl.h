@@ -53,28 +53,35 @@ typedef struct {
 #define STACK_ACTS 64 /* batches up to this size are copied out onto the stack */
 #define NACTUATORS 4
 
+/* Grouped by the component that owns each part. */
 struct od_controller {
-	GMutex lock; /* engine, cgs, acts, timer; taken through ctl_lock() only */
+	/* ctl_lock: guards the engine, the table, acts and armed */
+	GMutex lock;   /* taken through ctl_lock() only */
 	int lock_nice; /* the niceness of the controller's own threads */
 	gint rt_prio;  /* SCHED_FIFO for the deadline thread and the killer (atomic) */
 	od_diag *diag; /* NULL unless built with -Ddiagnostics=true (diag.h) */
+
+	/* ctl_table: the engine and the table, under the lock */
 	oe_engine *eng;
-	int tfd;
-	int64_t armed;
+	GHashTable *cgs; /* &id -> od_cg* */
+	oe_action *buf;  /* acts' storage, grown only when cgroups are added */
+	oe_actions acts;
+
+	/* ctl_deadline */
+	int tfd;           /* read by the deadline thread alone */
+	int64_t armed;     /* under the lock */
 	int64_t tick_late; /* how late the last timer tick ran (ns; atomic), for the kill's log line */
 	gint beat_ms;      /* the watchdog: wake at least this often (0: only for deadlines) */
 	guint64 beats;     /* wake-ups of the deadline thread (atomic) */
-	/* The deadline thread: it alone reads the timerfd. Fields below it are its own. */
 	GThread *deadlines;
 	gint deadlines_stop;
-	GHashTable *cgs; /* &id -> od_cg* */
-	oe_action *buf;
-	oe_actions acts;
 
-	ctl_hooks hooks;
-
-	GThread *actuator[NACTUATORS];
+	/* ctl_act */
 	od_order *order;
+	GThread *actuator[NACTUATORS];
+
+	/* ctl_hooks */
+	ctl_hooks hooks;
 };
 
 #endif
