@@ -94,7 +94,6 @@ void fx_setup(void)
 	root_fd = open(fixture, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_geq(root_fd, 0);
 	ctl = od_controller_new(NULL);
-	cr_assert_eq(od_controller_add(ctl, 0, root_fd, NULL), 0); /* as the watcher does */
 	od_shadowfs_opts o;
 	od_shadowfs_opts_defaults(&o);
 	o.max_threads = 4;

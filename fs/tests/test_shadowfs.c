@@ -457,7 +457,6 @@ Test(shadowfs, a_subtree_root_is_an_ordinary_memory_cgroup)
 	int rfd = open(sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_geq(rfd, 0);
 	od_controller *c2 = od_controller_new(NULL);
-	cr_assert_eq(od_controller_add(c2, 0, rfd, NULL), 0);
 	GError *err = NULL;
 	od_shadowfs *fs2 = od_shadowfs_new(rfd, mnt2, c2, NULL, &err);
 	cr_assert_not_null(fs2, "%s", err ? err->message : "?");
