@@ -49,12 +49,12 @@ typedef struct {
 
 struct od_audit {
 	od_controller *ctl;
+	od_hooks_reg *hooks;
 	od_shadowfs *fs; /* under fs_lock: main frees the session after od_audit_set_fs(NULL) */
 	GMutex fs_lock;
 	oe_kill_mode mode;
 	GAsyncQueue *q;
 	GThread *thread;
-	gint stopped;
 	/* the audit thread's own */
 	GHashTable *cgs; /* &id -> cg_state* */
 	unsigned npending; /* cgroups with a pending end: only then does the thread wake by itself */
@@ -77,8 +77,6 @@ const char *od_end_name(od_end e)
 
 static void push(od_audit *a, ev_kind k, uint64_t id)
 {
-	if (g_atomic_int_get(&a->stopped))
-		return;
 	ev *e = g_new0(ev, 1);
 	e->kind = k;
 	e->id = id;
@@ -416,7 +414,7 @@ od_audit *od_audit_new(od_controller *c, oe_kill_mode mode)
 	a->thread = g_thread_new("oomd-audit", audit_main, a);
 	od_hooks h = { .control_changed = hook_changed, .notify = hook_notify,
 		       .removed = hook_removed, .ud = a };
-	od_controller_set_hooks(c, &h);
+	a->hooks = od_controller_set_hooks(c, &h);
 	return a;
 }
 
@@ -431,7 +429,7 @@ void od_audit_free(od_audit *a)
 {
 	if (!a)
 		return;
-	g_atomic_int_set(&a->stopped, 1);
+	od_controller_remove_hooks(a->ctl, a->hooks); /* no push after it */
 	ev *e = g_new0(ev, 1);
 	e->kind = EV_STOP;
 	g_async_queue_push(a->q, e);

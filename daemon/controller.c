@@ -1,6 +1,7 @@
 /* controller.c — the facade of controller.h that the shells call: making and
- * freeing the controller, hooks, the watcher's samples, user writes through the
- * shadow tree, views, the status snapshot and the hand-back. How the parts fit:
+ * freeing the controller, adding and removing cgroups, the watcher's samples, user
+ * writes through the shadow tree, views, the status snapshot and the hand-back.
+ * Each entry point says who its caller is (a ctl_ctx: ctl.h); how the parts fit:
  * ctl.h.
  */
 #define G_LOG_DOMAIN "oomdelayfs"
@@ -8,6 +9,7 @@
 #include "ctl_act.h"
 #include "ctl_adopt.h"
 #include "ctl_deadline.h"
+#include "ctl_hooks.h"
 #include "ctl_lock.h"
 #include "ctl_table.h"
 #include "oomd/kernel_io.h"
@@ -22,7 +24,10 @@ int64_t od_now(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-od_controller *od_controller_new(int root_fd G_GNUC_UNUSED, const oe_config *cfg)
+/* Who calls each entry point (ctl.h); the deadline thread and actuators have their own. */
+static const ctl_ctx WORKER = { .who = CTL_WORKER }, LOOP = { .who = CTL_LOOP };
+
+od_controller *od_controller_new(const oe_config *cfg)
 {
 	od_controller *c = g_new0(od_controller, 1);
 	if (ctl_deadlines_init(c) != 0) {
@@ -30,12 +35,12 @@ od_controller *od_controller_new(int root_fd G_GNUC_UNUSED, const oe_config *cfg
 		return NULL;
 	}
 	ctl_lock_init(c);
+	ctl_lock_name_thread("the main loop"); /* main() makes the controller on the loop's thread */
+	ctl_hooks_init(&c->hooks);
 	g_mutex_init(&c->adopt_lock);
 	g_cond_init(&c->adopt_done);
 	c->order = od_order_new();
-	thread_role = ROLE_LOOP; /* main() makes the controller on the loop's thread */
-	c->eng = oe_new(cfg);
-	ctl_table_init(c);
+	ctl_table_init(c, cfg);
 	ctl_actuators_start(c);
 	return c;
 }
@@ -47,36 +52,38 @@ void od_controller_free(od_controller *c)
 	ctl_deadlines_stop(c);
 	ctl_actuators_stop(c);
 	ctl_table_free(c);
-	oe_free(c->eng);
 	od_order_free(c->order);
 	ctl_deadlines_free(c);
+	ctl_hooks_clear(&c->hooks);
 	ctl_lock_clear(c);
 	g_mutex_clear(&c->adopt_lock);
 	g_cond_clear(&c->adopt_done);
 	g_free(c);
 }
 
-void od_controller_set_hooks(od_controller *c, const od_hooks *h)
+od_hooks_reg *od_controller_set_hooks(od_controller *c, const od_hooks *h)
 {
-	ctl_lock(c, "hooks");
-	int n = g_atomic_int_get(&c->nhooks);
-	if (n >= MAX_HOOKS) {
-		g_critical("too many hook sets (%d)", MAX_HOOKS);
-	} else {
-		c->hooks[n] = *h;
-		g_atomic_int_set(&c->nhooks, n + 1); /* published after the slot is filled */
-	}
-	ctl_unlock(c);
+	return ctl_hooks_add(&c->hooks, h);
+}
+
+void od_controller_remove_hooks(od_controller *c, od_hooks_reg *reg)
+{
+	ctl_hooks_remove(&c->hooks, reg);
 }
 
 int od_controller_add(od_controller *c, uint64_t parent_id, int dirfd, uint64_t *id_out)
 {
-	return ctl_adopt(c, parent_id, dirfd, id_out);
+	return ctl_adopt(c, &WORKER, parent_id, dirfd, id_out);
+}
+
+int od_controller_add_from_loop(od_controller *c, uint64_t parent_id, int dirfd, uint64_t *id_out)
+{
+	return ctl_adopt(c, &LOOP, parent_id, dirfd, id_out);
 }
 
 void od_controller_remove(od_controller *c, uint64_t id)
 {
-	ctl_remove_subtree(c, id);
+	ctl_remove_subtree(c, &LOOP, id);
 }
 
 void od_controller_sample(od_controller *c, uint64_t id)
@@ -84,7 +91,7 @@ void od_controller_sample(od_controller *c, uint64_t id)
 	od_cg *g = ctl_lookup_ref(c, id);
 	if (!g)
 		return;
-	ctl_sample(c, g);
+	ctl_sample(c, &LOOP, g);
 	ctl_cg_unref(g);
 }
 
@@ -101,7 +108,7 @@ void od_controller_real_max_changed(od_controller *c, uint64_t id)
 		 * 10,000 walks of the whole tree, seconds of the loop after the write. */
 		bool was_held = ctl_holds_in_locked(c, &id, 1);
 		oe_real_max_seen(c->eng, od_now(), id, v, &c->acts);
-		ctl_finish_locked_rearm(c, was_held || ctl_holds_in_locked(c, &id, 1));
+		ctl_finish_locked_rearm(c, &LOOP, was_held || ctl_holds_in_locked(c, &id, 1));
 	}
 	ctl_cg_unref(g);
 }
@@ -134,7 +141,7 @@ static int user_write(od_controller *c, write_fn fn, uint64_t id, uint64_t value
 		g_free(wide);
 		return r;
 	}
-	return ctl_finish_locked(c); /* the kernel's errno, if a write of it failed */
+	return ctl_finish_locked(c, &WORKER); /* the kernel's errno, if a write of it failed */
 }
 
 int od_controller_write_delay(od_controller *c, uint64_t id, uint64_t ms)
@@ -215,10 +222,10 @@ void od_controller_release_all(od_controller *c)
 	g_free(wide);
 	g_message("handing %zu actions back to the kernel (every managed cgroup: memory.max = L, "
 		  "the user's memory.high, thawed, state removed)", n);
-	/* Inline even on the loop thread: this is the shutdown path and must be done
-	 * before the process exits. */
+	/* Inline even on the loop thread, as a worker would: this is the shutdown path
+	 * and must be done before the process exits. */
 	for (size_t i = 0; i < n; i++) {
-		ctl_run_one(c, &v[i], g[i]);
+		ctl_run_one(c, &WORKER, &v[i], g[i]);
 		ctl_cg_unref(g[i]);
 	}
 	g_free(v);

@@ -8,6 +8,7 @@
  *   ctl_act      carrying actions out: inline or handed to the actuator threads
  *   ctl_deadline the deadline thread: the timerfd, the heartbeat, the ticks
  *   ctl_adopt    adding a cgroup (and its unknown ancestors), removing a subtree
+ *   ctl_hooks    the shells' hooks: registered, called, removed
  *   controller.c the facade the shells call (include/oomd/controller.h)
  *
  * The engine is pure and guarded by the lock; every call feeds it under the lock
@@ -23,38 +24,68 @@
 #include "oomd/controller.h"
 #include "oomd/diag.h"
 #include "oomd/order.h"
+#include "ctl_hooks.h"
 
-#define MAX_HOOKS 8
+/* Who is calling, said by every caller and never read from the thread: what a
+ * batch of actions does depends on it (ctl_act.h). Made once per thread by the
+ * controller's own threads, per call at the facade's entry points. */
+typedef enum {
+	/* A FUSE worker (or main before the loop runs): runs its whole batch itself when
+	 * its turn in the cgroup's order comes, blocking as the native write would. */
+	CTL_WORKER,
+	/* The glib main loop (the watcher): never waits for a kernel write. It runs the
+	 * reads and notifications that lead a batch and hands the rest to the actuators. */
+	CTL_LOOP,
+	/* The deadline thread: runs only the samples that lead a batch (through kept
+	 * descriptors) and hands the rest to the actuators. */
+	CTL_DEADLINE,
+	/* A thread carrying out a batch (an actuator, or a worker in its turn): what its
+	 * actions make the engine emit comes after that batch in the order, so it is
+	 * handed off as the loop's is, never waited for. */
+	CTL_IN_BATCH,
+} ctl_caller;
+
+typedef struct {
+	ctl_caller who;
+	int depth; /* batches nested on this call chain (SAMPLE -> oe_sample -> SAMPLE ...) */
+} ctl_ctx;
+
 #define STACK_ACTS 64 /* batches up to this size are copied out onto the stack */
 #define NACTUATORS 4
 
+/* Grouped by the component that owns each part. */
 struct od_controller {
-	GMutex lock; /* engine, cgs, acts, timer; taken through ctl_lock() only */
+	/* ctl_lock: guards the engine, the table, acts and armed */
+	GMutex lock;   /* taken through ctl_lock() only */
 	int lock_nice; /* the niceness of the controller's own threads */
 	gint rt_prio;  /* SCHED_FIFO for the deadline thread and the killer (atomic) */
 	od_diag *diag; /* NULL unless built with -Ddiagnostics=true (diag.h) */
+
+	/* ctl_table: the engine and the table, under the lock */
 	oe_engine *eng;
-	int tfd;
-	int64_t armed;
-	int64_t tick_late; /* how late the last timer tick ran (ns; atomic), for the kill's log line */
-	gint beat_ms;      /* the watchdog: wake at least this often (0: only for deadlines) */
-	guint64 beats;     /* wake-ups of the deadline thread (atomic) */
-	/* The deadline thread: it alone reads the timerfd. Fields below it are its own. */
-	GThread *deadlines;
-	gint deadlines_stop;
 	GHashTable *cgs; /* &id -> od_cg* */
 	oe_action *buf;  /* the resident action buffer (ctl_table.h: how it is sized) */
 	size_t buf_cap;
 	oe_action *wide; /* a wide call's own buffer, while acts points at it */
 	oe_actions acts;
 
-	od_hooks hooks[MAX_HOOKS];
-	gint nhooks;
+	/* ctl_deadline */
+	int tfd;           /* read by the deadline thread alone */
+	int64_t armed;     /* under the lock */
+	int64_t tick_late; /* how late the last timer tick ran (ns; atomic), for the kill's log line */
+	gint beat_ms;      /* the watchdog: wake at least this often (0: only for deadlines) */
+	guint64 beats;     /* wake-ups of the deadline thread (atomic) */
+	GThread *deadlines;
+	gint deadlines_stop;
 
-	GThread *actuator[NACTUATORS];
+	/* ctl_act */
 	od_order *order;
+	GThread *actuator[NACTUATORS];
 
-	/* The tree is being adopted (od_controller_adopting): user writes wait. */
+	/* ctl_hooks */
+	ctl_hooks hooks;
+
+	/* the facade: the tree is being adopted (od_controller_adopting): user writes wait */
 	GMutex adopt_lock;
 	GCond adopt_done;
 	gint adopting; /* atomic; changed under adopt_lock */

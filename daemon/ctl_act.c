@@ -20,6 +20,7 @@
 #define G_LOG_DOMAIN "oomdelayfs"
 #include "ctl_act.h"
 #include "ctl_deadline.h"
+#include "ctl_hooks.h"
 #include "ctl_lock.h"
 #include "oomd/kernel_io.h"
 #include "oomd/persist.h"
@@ -29,21 +30,15 @@
 
 #define MAX_NESTING 4   /* SAMPLE -> oe_sample -> SAMPLE ... is bounded anyway */
 
-static GPrivate nesting; /* per-thread depth of nested batches (SAMPLE) */
-/* This thread is carrying out a batch: what its actions make the engine emit comes
- * after that batch in the order, so it is handed off, never waited for. */
-static _Thread_local int in_batch;
-
 /* Actions that change the real tree; the ones that must keep their order. */
 static bool writes_kernel(oe_action_kind k)
 {
 	return k != OE_ACT_SAMPLE && k != OE_ACT_NOTIFY && k != OE_ACT_CHANGED && k != OE_ACT_LOG;
 }
 
-
 /* Feeds a finished engine call's actions out: locked on entry, unlocked on return.
  * Returns what ctl_carry_out returns. rearm: the call may have moved the next wake-up. */
-int ctl_finish_locked_rearm(od_controller *c, bool rearm)
+int ctl_finish_locked_rearm(od_controller *c, const ctl_ctx *ctx, bool rearm)
 {
 	size_t n = c->acts.n;
 	if (rearm)
@@ -61,7 +56,7 @@ int ctl_finish_locked_rearm(od_controller *c, bool rearm)
 	ctl_copy_out_locked(c, v, g);
 	oe_actions_clear(&c->acts);
 	oe_action *wide = ctl_unwiden_locked(c);
-	int r = ctl_carry_out(c, v, g, n); /* unlocks */
+	int r = ctl_carry_out(c, ctx, v, g, n); /* unlocks */
 	g_free(wide);
 	for (size_t i = 0; i < n; i++)
 		ctl_cg_unref(g[i]);
@@ -72,10 +67,11 @@ int ctl_finish_locked_rearm(od_controller *c, bool rearm)
 	return r;
 }
 
-int ctl_finish_locked(od_controller *c)
+int ctl_finish_locked(od_controller *c, const ctl_ctx *ctx)
 {
-	return ctl_finish_locked_rearm(c, true);
+	return ctl_finish_locked_rearm(c, ctx, true);
 }
+
 /* Keeps the hold's files of g open from the sample that finds it held (well before
  * any deadline) until the cgroup goes: closing them at the hold's end could race
  * with a kill still writing through them. Cgroups never held (ancestors whose
@@ -96,18 +92,17 @@ static void keep_hold_files(od_cg *g)
 	}
 }
 
-void ctl_sample(od_controller *c, od_cg *g)
+void ctl_sample(od_controller *c, const ctl_ctx *ctx, od_cg *g)
 {
 	oe_reading r;
 	const od_kio_hold_files *h = g_atomic_pointer_get(&g->hold);
 	if (od_kio_read_reading(g->fd, h, &r) < 0)
 		return; /* logged; the cgroup may be going away */
-	int depth = GPOINTER_TO_INT(g_private_get(&nesting));
-	if (depth >= MAX_NESTING) {
+	if (ctx->depth >= MAX_NESTING) {
 		g_debug("cgroup %" PRIu64 ": sample nested too deep, left to the next tick", g->id);
 		return;
 	}
-	g_private_set(&nesting, GINT_TO_POINTER(depth + 1));
+	ctl_ctx nested = { .who = ctx->who, .depth = ctx->depth + 1 };
 	ctl_lock(c, "sample");
 	/* A sample moves no wake-up but its own cgroup's, and only a hold has one: the
 	 * timer (oe_next_wakeup walks every cgroup) is re-armed only if it was or is
@@ -117,8 +112,7 @@ void ctl_sample(od_controller *c, od_cg *g)
 	oe_view v;
 	bool in_hold = oe_view_get(c->eng, g->id, &v) && v.in_hold;
 	bool held = !h && in_hold;
-	ctl_finish_locked_rearm(c, was_held || in_hold);
-	g_private_set(&nesting, GINT_TO_POINTER(depth));
+	ctl_finish_locked_rearm(c, &nested, was_held || in_hold);
 	if (held)
 		keep_hold_files(g);
 }
@@ -138,7 +132,7 @@ static void log_new_deadline(od_cg *g, const oe_persisted *st)
 		  st->deadline_ns, left / 1e6, st->disable ? ", oom_kill_disable 1: no kill" : "");
 }
 
-static int do_kill_group(od_controller *c, od_cg *g)
+static int do_kill_group(od_controller *c, const ctl_ctx *ctx, od_cg *g)
 {
 	char p[256];
 	uint64_t procs = 0;
@@ -160,7 +154,7 @@ static int do_kill_group(od_controller *c, od_cg *g)
 		return r;
 	ctl_lock(c, "group kill");
 	oe_group_killed(c->eng, g->id, procs, &c->acts);
-	ctl_finish_locked(c);
+	ctl_finish_locked(c, ctx);
 	return 0;
 }
 
@@ -185,20 +179,15 @@ static int write_errno(int r)
 }
 
 /* Returns 0 or the positive errno of the kernel write it made (or skipped). */
-int ctl_run_one(od_controller *c, const oe_action *a, od_cg *g)
+int ctl_run_one(od_controller *c, const ctl_ctx *ctx, const oe_action *a, od_cg *g)
 {
 	char p[256];
-	int nh = g_atomic_int_get(&c->nhooks);
 	switch (a->kind) {
 	case OE_ACT_NOTIFY:
-		for (int i = 0; i < nh; i++)
-			if (c->hooks[i].notify)
-				c->hooks[i].notify(c->hooks[i].ud, a->id);
+		ctl_hooks_notify(&c->hooks, a->id);
 		return 0;
 	case OE_ACT_CHANGED:
-		for (int i = 0; i < nh; i++)
-			if (c->hooks[i].control_changed)
-				c->hooks[i].control_changed(c->hooks[i].ud, a->id);
+		ctl_hooks_changed(&c->hooks, a->id);
 		return 0;
 	case OE_ACT_LOG:
 		if (a->value)
@@ -239,7 +228,7 @@ int ctl_run_one(od_controller *c, const oe_action *a, od_cg *g)
 		break;
 	}
 	case OE_ACT_KILL_GROUP:
-		r = do_kill_group(c, g);
+		r = do_kill_group(c, ctx, g);
 		break;
 	case OE_ACT_FREEZE:
 		r = od_kio_write_str(g->fd, "cgroup.freeze", "1");
@@ -250,7 +239,7 @@ int ctl_run_one(od_controller *c, const oe_action *a, od_cg *g)
 		r = od_kio_write_str(g->fd, "cgroup.freeze", "0");
 		break;
 	case OE_ACT_SAMPLE:
-		ctl_sample(c, g);
+		ctl_sample(c, ctx, g);
 		break;
 	case OE_ACT_PERSIST:
 		r = od_persist_store(g->fd, &a->persisted);
@@ -285,17 +274,18 @@ static void resync_unstored(od_controller *c, od_cg *g)
 }
 
 /* Carries out v[0..n) on this thread. Returns the first kernel write's errno. */
-static int run_actions(od_controller *c, const oe_action *v, od_cg **g, size_t n)
+static int run_actions(od_controller *c, const ctl_ctx *ctx, const oe_action *v, od_cg **g,
+		       size_t n)
 {
 	int err = 0;
 	bool skipped = false;
 	for (size_t i = 0; i < n; i++) {
 		int64_t t0 = od_diag_clock();
 		skipped |= v[i].guarded && g[i] && g_atomic_int_get(&g[i]->unstored);
-		int r = ctl_run_one(c, &v[i], g[i]);
+		int r = ctl_run_one(c, ctx, &v[i], g[i]);
 		if (r && !err)
 			err = r;
-		od_diag_action(c->diag, thread_role == ROLE_DEADLINE, t0, act_name(v[i].kind), v[i].id);
+		od_diag_action(c->diag, ctx->who == CTL_DEADLINE, t0, act_name(v[i].kind), v[i].id);
 	}
 	for (size_t i = 0; skipped && i < n; i++) {
 		bool first = true;
@@ -307,29 +297,38 @@ static int run_actions(od_controller *c, const oe_action *v, od_cg **g, size_t n
 	return err;
 }
 
-/* Locked on entry, unlocked on return. The batch's kernel writes take their place
- * in the order before the unlock. What this thread runs at once: the deadline
- * thread its leading samples (read through kept descriptors), the loop and a
- * thread already inside a batch whatever leads up to the first kernel write; the
- * rest goes to the actuators first. A FUSE worker runs the whole batch itself when its
- * turn comes (its caller's write blocks as it would natively) and returns the
- * first kernel write's errno. */
-int ctl_carry_out(od_controller *c, oe_action *v, od_cg **g, size_t n)
+/* How many of v[0..n) the caller runs at once, before the rest is handed off
+ * (CTL_WORKER: all, or none if any writes the kernel: then it waits for its turn). */
+static size_t leading_inline(ctl_caller who, const oe_action *v, size_t n)
 {
-	bool loop = g_main_context_is_owner(g_main_context_default());
-	bool own = !in_batch && thread_role != ROLE_DEADLINE && !loop;
-	bool any = false;
-	for (size_t i = 0; i < n; i++)
-		any |= writes_kernel(v[i].kind);
 	size_t k = 0;
-	if (own)
-		k = any ? 0 : n;
-	else if (thread_role == ROLE_DEADLINE)
-		while (k < n && v[k].kind == OE_ACT_SAMPLE)
-			k++;
-	else
+	switch (who) {
+	case CTL_WORKER:
 		while (k < n && !writes_kernel(v[k].kind))
 			k++;
+		return k == n ? n : 0;
+	case CTL_DEADLINE:
+		while (k < n && v[k].kind == OE_ACT_SAMPLE)
+			k++;
+		return k;
+	case CTL_LOOP:
+	case CTL_IN_BATCH:
+		break;
+	}
+	while (k < n && !writes_kernel(v[k].kind))
+		k++;
+	return k;
+}
+
+/* Locked on entry, unlocked on return. The batch's kernel writes take their place
+ * in the order before the unlock. What runs on this thread at once is
+ * leading_inline's part; the rest goes to the actuators first, except for a
+ * worker, which runs the whole batch itself when its turn comes (its caller's
+ * write blocks as it would natively) and returns the first kernel write's errno. */
+int ctl_carry_out(od_controller *c, const ctl_ctx *ctx, oe_action *v, od_cg **g, size_t n)
+{
+	bool own = ctx->who == CTL_WORKER;
+	size_t k = leading_inline(ctx->who, v, n);
 	od_batch hdr;
 	if (k < n)
 		od_order_reserve(c->order, &hdr, v + k, (void **)(g + k), n - k);
@@ -342,13 +341,12 @@ int ctl_carry_out(od_controller *c, oe_action *v, od_cg **g, size_t n)
 			ctl_cg_ref(g[i]); /* the batch's own, let go by the actuator */
 		od_order_hand_off(c->order, &hdr);
 	}
-	run_actions(c, v, g, k);
+	run_actions(c, ctx, v, g, k);
 	if (k == n || !own)
 		return 0;
 	od_order_wait_turn(c->order, &hdr);
-	in_batch++;
-	int r = run_actions(c, v, g, n);
-	in_batch--;
+	ctl_ctx in_batch = { .who = CTL_IN_BATCH, .depth = ctx->depth };
+	int r = run_actions(c, &in_batch, v, g, n);
 	od_order_done(c->order, &hdr);
 	return r;
 }
@@ -358,9 +356,11 @@ typedef struct {
 	bool kills_only;
 } od_actuator_arg;
 
+static const char KILLER[] = "the kill actuator";
+
 static void actuator_woken(void *ud)
 {
-	ctl_apply_rt(ud);
+	ctl_apply_rt(ud, KILLER);
 }
 
 /* Actuator 0 takes only kills, so that persisting and knob writes stalled in
@@ -371,16 +371,15 @@ static gpointer actuator_main(gpointer data)
 	od_controller *c = ((od_actuator_arg *)data)->c;
 	bool kills_only = ((od_actuator_arg *)data)->kills_only;
 	g_free(data);
-	thread_role = kills_only ? ROLE_KILLER : ROLE_ACTUATOR;
+	const ctl_ctx ctx = { .who = CTL_IN_BATCH };
+	ctl_lock_name_thread(kills_only ? KILLER : "an actuator");
 	ctl_prefault_stack();
 	if (kills_only)
-		ctl_apply_rt(c);
+		ctl_apply_rt(c, KILLER);
 	od_batch *b;
 	while ((b = od_order_take(c->order, kills_only, kills_only ? actuator_woken : NULL, c))) {
 		od_cg **g = (od_cg **)b->refs;
-		in_batch++;
-		run_actions(c, b->v, g, b->n);
-		in_batch--;
+		run_actions(c, &ctx, b->v, g, b->n);
 		for (size_t i = 0; i < b->n; i++)
 			ctl_cg_unref(g[i]);
 		od_order_done(c->order, b); /* unlinked only now: the order covers it while it runs */

@@ -3,6 +3,7 @@
 #include "ctl_adopt.h"
 #include "ctl_act.h"
 #include "ctl_deadline.h"
+#include "ctl_hooks.h"
 #include "ctl_lock.h"
 #include "ctl_table.h"
 #include "oomd/kernel_io.h"
@@ -28,7 +29,8 @@ static bool cgroup_gone(int fd)
 	return faccessat(fd, "cgroup.events", F_OK, 0) < 0 && (errno == ENOENT || errno == ENODEV);
 }
 
-static int add_at_depth(od_controller *c, uint64_t parent_id, int dirfd, uint64_t *id_out,
+static int add_at_depth(od_controller *c, const ctl_ctx *ctx, uint64_t parent_id, int dirfd,
+			uint64_t *id_out,
 			int depth);
 
 /* A cgroup made directly in the real tree, with its parent, and used through the
@@ -36,7 +38,7 @@ static int add_at_depth(od_controller *c, uint64_t parent_id, int dirfd, uint64_
  * first write is not refused (ENODEV) for a cgroup that exists. Stops at the
  * file system's edge and at MAX_ANCESTRY levels. */
 #define MAX_ANCESTRY 64
-static int add_parent_of(od_controller *c, int fd, int depth)
+static int add_parent_of(od_controller *c, const ctl_ctx *ctx, int fd, int depth)
 {
 	if (depth >= MAX_ANCESTRY)
 		return ENOENT;
@@ -51,19 +53,21 @@ static int add_parent_of(od_controller *c, int fd, int depth)
 	if (!e && (pst.st_dev != self.st_dev || gst.st_dev != self.st_dev || pst.st_ino == self.st_ino))
 		e = ENOENT; /* climbed out of cgroupfs: not under the served root */
 	if (!e)
-		e = add_at_depth(c, gst.st_ino, pfd, NULL, depth + 1);
+		e = add_at_depth(c, ctx, gst.st_ino, pfd, NULL, depth + 1);
 	if (gfd >= 0)
 		close(gfd);
 	close(pfd);
 	return e;
 }
 
-int ctl_adopt(od_controller *c, uint64_t parent_id, int dirfd, uint64_t *id_out)
+int ctl_adopt(od_controller *c, const ctl_ctx *ctx, uint64_t parent_id, int dirfd,
+	      uint64_t *id_out)
 {
-	return add_at_depth(c, parent_id, dirfd, id_out, 0);
+	return add_at_depth(c, ctx, parent_id, dirfd, id_out, 0);
 }
 
-static int add_at_depth(od_controller *c, uint64_t parent_id, int dirfd, uint64_t *id_out,
+static int add_at_depth(od_controller *c, const ctl_ctx *ctx, uint64_t parent_id, int dirfd,
+			uint64_t *id_out,
 			int depth)
 {
 	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -131,7 +135,7 @@ static int add_at_depth(od_controller *c, uint64_t parent_id, int dirfd, uint64_
 				  have ? &p : NULL, &c->acts))
 			break;
 		ctl_unlock(c);
-		int e = parent_tried ? ENOENT : add_parent_of(c, fd, depth);
+		int e = parent_tried ? ENOENT : add_parent_of(c, ctx, fd, depth);
 		if (e) {
 			ctl_cg_unref(g);
 			return e == ENOTDIR || e == ENODEV ? ENOENT : e; /* parent unknown or gone */
@@ -139,7 +143,7 @@ static int add_at_depth(od_controller *c, uint64_t parent_id, int dirfd, uint64_
 		parent_tried = true;
 	}
 	g_hash_table_insert(c->cgs, &g->id, ctl_cg_ref(g)); /* our reference keeps fd open below */
-	ctl_finish_locked_rearm(c, ctl_holds_in_locked(c, &id, 1));
+	ctl_finish_locked_rearm(c, ctx, ctl_holds_in_locked(c, &id, 1));
 	if (have)
 		g_message("cgroup %" PRIu64 ": adopted persisted state%s", id,
 			  p.in_hold ? " (a hold was running)" : "");
@@ -148,7 +152,7 @@ static int add_at_depth(od_controller *c, uint64_t parent_id, int dirfd, uint64_
 	bool gone = cgroup_gone(fd);
 	ctl_cg_unref(g);
 	if (gone) {
-		ctl_remove_subtree(c, id);
+		ctl_remove_subtree(c, ctx, id);
 		return ENOENT;
 	}
 	return 0;
@@ -159,7 +163,7 @@ static void collect_id(uint64_t id, void *ud)
 	g_array_append_val((GArray *)ud, id);
 }
 
-void ctl_remove_subtree(od_controller *c, uint64_t id)
+void ctl_remove_subtree(od_controller *c, const ctl_ctx *ctx, uint64_t id)
 {
 	/* Allocated before the lock, sized for the usual leaf: a malloc under the lock
 	 * can wait for the allocator's own lock, held by a preempted thread. */
@@ -190,7 +194,7 @@ void ctl_remove_subtree(od_controller *c, uint64_t id)
 	}
 	if (held)
 		ctl_rearm_locked(c);
-	ctl_carry_out(c, v, g, n); /* unlocks */
+	ctl_carry_out(c, ctx, v, g, n); /* unlocks */
 	g_ptr_array_unref(gone);
 	for (size_t i = 0; i < n; i++)
 		ctl_cg_unref(g[i]);
@@ -198,10 +202,6 @@ void ctl_remove_subtree(od_controller *c, uint64_t id)
 		g_free(v);
 		g_free(g);
 	}
-	int nh = g_atomic_int_get(&c->nhooks);
-	for (guint i = ids->len; i-- > 0;) /* children first */
-		for (int h = 0; h < nh; h++)
-			if (c->hooks[h].removed)
-				c->hooks[h].removed(c->hooks[h].ud, g_array_index(ids, uint64_t, i));
+	ctl_hooks_removed(&c->hooks, (const uint64_t *)(void *)ids->data, ids->len); /* children first */
 	g_array_free(ids, TRUE);
 }

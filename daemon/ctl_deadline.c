@@ -54,7 +54,7 @@ void ctl_rearm_locked(od_controller *c)
 #define LATE_TICK_NS (100 * 1000000LL)
 
 /* woke: when read() on the timerfd returned (diagnostics build only, else 0). */
-static void tick(od_controller *c, int64_t woke)
+static void tick(od_controller *c, const ctl_ctx *self, int64_t woke)
 {
 	ctl_lock(c, "tick");
 	int64_t now = od_now();
@@ -64,7 +64,7 @@ static void tick(od_controller *c, int64_t woke)
 	c->armed = INT64_MIN; /* the timer has fired: always re-arm */
 	__atomic_store_n(&c->tick_late, late, __ATOMIC_RELAXED);
 	oe_tick(c->eng, now, &c->acts);
-	ctl_finish_locked(c);
+	ctl_finish_locked(c, self);
 	/* Logged after the tick's actions: a kill must not wait for the logger. */
 	const char *why = od_diag_tick_done(c->diag, late > LATE_TICK_NS, armed, woke, now);
 	if (late > LATE_TICK_NS)
@@ -74,9 +74,10 @@ static void tick(od_controller *c, int64_t woke)
 static gpointer deadline_main(gpointer data)
 {
 	od_controller *c = data;
-	thread_role = ROLE_DEADLINE;
+	const ctl_ctx self = { .who = CTL_DEADLINE };
+	ctl_lock_name_thread("the deadline thread");
 	ctl_prefault_stack();
-	ctl_apply_rt(c);
+	ctl_apply_rt(c, "the deadline thread");
 	od_diag_deadline_thread(c->diag);
 	while (!g_atomic_int_get(&c->deadlines_stop)) {
 		uint64_t expirations;
@@ -96,7 +97,7 @@ static gpointer deadline_main(gpointer data)
 			continue;
 		}
 		if (!g_atomic_int_get(&c->deadlines_stop))
-			tick(c, od_diag_clock());
+			tick(c, &self, od_diag_clock());
 	}
 	return NULL;
 }

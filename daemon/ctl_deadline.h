@@ -3,8 +3,8 @@
  * is a tick (oe_tick: hold samples and kill decisions, handed to the actuators).
  * Also defines controller.h's od_controller_start_deadlines, _set_heartbeat,
  * _beats and _set_rt_priority. ctl_rearm_locked: with the engine's lock held, any
- * thread, never blocks. ctl_deadlines_stop: main's thread; blocks until the thread
- * has returned (no tick runs after it).
+ * thread, never blocks. ctl_deadlines_stop: main's thread (free, the hand-back);
+ * blocks until the thread has returned (no tick runs after it).
  */
 #ifndef OOMD_CTL_DEADLINE_H
 #define OOMD_CTL_DEADLINE_H

@@ -8,9 +8,13 @@
 #include <sched.h>
 #include <sys/resource.h>
 
-_Thread_local const char *thread_role;
-const char ROLE_DEADLINE[] = "the deadline thread", ROLE_KILLER[] = "the kill actuator",
-	   ROLE_ACTUATOR[] = "an actuator", ROLE_LOOP[] = "the main loop";
+/* For the diagnostics build's late-tick line only (diag.h); nothing else reads it. */
+static _Thread_local const char *thread_name;
+
+void ctl_lock_name_thread(const char *name)
+{
+	thread_name = name;
+}
 
 /* Pages are locked as they are first touched (MCL_ONFAULT), and a first touch
  * under global pressure allocates and can stall in reclaim: the threads on the
@@ -31,7 +35,7 @@ void __attribute__((noinline)) ctl_prefault_stack(void)
  * od_controller_set_rt_priority wakes it, and it applies it after every wake-up. */
 static _Thread_local int rt_applied; /* what this thread has asked for (0: none) */
 
-void ctl_apply_rt(od_controller *c)
+void ctl_apply_rt(od_controller *c, const char *who)
 {
 	int prio = g_atomic_int_get(&c->rt_prio);
 	if (prio == rt_applied)
@@ -39,7 +43,7 @@ void ctl_apply_rt(od_controller *c)
 	struct sched_param sp = { .sched_priority = prio };
 	int r = pthread_setschedparam(pthread_self(), prio ? SCHED_FIFO : SCHED_OTHER, &sp);
 	if (r)
-		g_warning("%s: SCHED_FIFO priority %d: %s: it keeps its niceness", thread_role, prio,
+		g_warning("%s: SCHED_FIFO priority %d: %s: it keeps its niceness", who, prio,
 			  g_strerror(r));
 	rt_applied = prio; /* a refusal is not retried */
 }
@@ -87,7 +91,7 @@ void ctl_lock(od_controller *c, const char *site)
 	if (own_nice > c->lock_nice)
 		(void)setpriority(PRIO_PROCESS, 0, c->lock_nice); /* best effort: CAP_SYS_NICE */
 	g_mutex_lock(&c->lock);
-	od_diag_lock_taken(c->diag, site, thread_role ? thread_role : "a FUSE worker");
+	od_diag_lock_taken(c->diag, site, thread_name ? thread_name : "a FUSE worker");
 }
 
 void ctl_unlock(od_controller *c)

@@ -10,11 +10,11 @@
 
 #include "ctl.h"
 
-/* Which of our threads this is (NULL: a FUSE worker, or main before the loop runs). */
-extern _Thread_local const char *thread_role;
-extern const char ROLE_DEADLINE[], ROLE_KILLER[], ROLE_ACTUATOR[], ROLE_LOOP[];
+/* Names the calling thread in the diagnostics build's late-tick line (unnamed: "a
+ * FUSE worker"). name: a static string. Nothing but that line reads it. */
+void ctl_lock_name_thread(const char *name);
 
-/* Both set lock_nice from the calling thread's niceness: call on main's thread. */
+/* init reads lock_nice from the calling thread's niceness: call it on main's thread. */
 void ctl_lock_init(od_controller *c);
 void ctl_lock_clear(od_controller *c);
 
@@ -22,7 +22,7 @@ void ctl_lock_clear(od_controller *c);
 void ctl_lock(od_controller *c, const char *site);
 void ctl_unlock(od_controller *c);
 
-void ctl_apply_rt(od_controller *c);
+void ctl_apply_rt(od_controller *c, const char *who); /* who: for the refusal's log line */
 /* Touches this thread's stack up front (pages are locked as they are first touched). */
 void ctl_prefault_stack(void);
 

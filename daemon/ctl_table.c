@@ -8,8 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-void ctl_table_init(od_controller *c)
+void ctl_table_init(od_controller *c, const oe_config *cfg)
 {
+	c->eng = oe_new(cfg);
 	c->cgs = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, (GDestroyNotify)ctl_cg_unref);
 	ctl_ensure_room_locked(c, 0);
 }
@@ -17,6 +18,7 @@ void ctl_table_init(od_controller *c)
 void ctl_table_free(od_controller *c)
 {
 	g_hash_table_destroy(c->cgs);
+	oe_free(c->eng);
 	g_free(c->buf);
 	g_free(c->wide);
 }

@@ -1,5 +1,6 @@
-/* ctl_table.h — the cgroup table: id -> od_cg (a real cgroup directory's
- * descriptor, counted references) and the room for the engine's actions.
+/* ctl_table.h — the engine and the cgroup table: id -> od_cg (a real cgroup
+ * directory's descriptor, counted references), and the room for the engine's
+ * actions.
  * Functions named *_locked are called with the engine's lock held (any thread) and
  * never block; the others take no lock. ctl_cg_unref may close descriptors: never
  * under the lock. ctl_lookup_ref takes the lock itself and returns a reference
@@ -22,7 +23,9 @@ typedef struct {
 	gint unstored;            /* its last PERSIST failed: guarded actions are skipped (atomic) */
 } od_cg;
 
-void ctl_table_init(od_controller *c);
+/* Makes the engine (cfg: oe_new's) and the table; free closes every cgroup's
+ * descriptors once no reference is left (after the actuators are stopped). */
+void ctl_table_init(od_controller *c, const oe_config *cfg);
 void ctl_table_free(od_controller *c);
 
 od_cg *ctl_cg_ref(od_cg *g); /* g may be NULL; returns g */

@@ -249,7 +249,7 @@ int main(int argc, char **argv)
 		protect_self(root_fd, o.protect_min);
 	int started_nice = od_harden(o.nice);
 
-	od_controller *ctl = od_controller_new(root_fd, &o.cfg);
+	od_controller *ctl = od_controller_new(&o.cfg);
 	if (!ctl)
 		return fail(OD_EXIT_FAILURE, "controller", NULL);
 	od_audit *audit = NULL;
@@ -264,8 +264,8 @@ int main(int argc, char **argv)
 	 * shadow is mounted, below. */
 	od_watcher *w = od_watcher_new(ctl, root_fd, !o.release_all, &err);
 	if (!w) {
-		od_controller_free(ctl);
 		od_audit_free(audit);
+		od_controller_free(ctl);
 		return fail(OD_EXIT_FAILURE, "watcher", err);
 	}
 
@@ -304,8 +304,8 @@ int main(int argc, char **argv)
 		/* A failed takeover leaves the kept mount and the holds to the next try. */
 		if (takeover) {
 			od_watcher_free(w);
-			od_controller_free(ctl);
 			od_audit_free(audit);
+			od_controller_free(ctl);
 			g_main_loop_unref(d.loop);
 			return fail(OD_EXIT_FAILURE, o.mountpoint, err);
 		}
@@ -313,8 +313,8 @@ int main(int argc, char **argv)
 		od_watcher_adopt(w);
 		od_controller_release_all(ctl);
 		od_watcher_free(w);
-		od_controller_free(ctl);
 		od_audit_free(audit);
+		od_controller_free(ctl);
 		g_main_loop_unref(d.loop);
 		return fail(OD_EXIT_FUSE, o.mountpoint, err);
 	}
@@ -376,8 +376,8 @@ int main(int argc, char **argv)
 	od_audit_set_fs(audit, NULL);
 	od_shadowfs_free(d.fs);
 	od_watcher_free(w);
+	od_audit_free(audit); /* before the controller: it removes its hooks */
 	od_controller_free(ctl);
-	od_audit_free(audit); /* after the controller: its hooks are the audit's */
 	g_main_loop_unref(d.loop);
 	close(root_fd);
 	od_options_clear(&o);

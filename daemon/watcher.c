@@ -58,6 +58,7 @@ struct od_watcher {
 	 * seen, IN_MOVED_TO with the same cookie expected next. */
 	wnode *moving;
 	uint32_t moving_cookie;
+	bool walking; /* od_watcher_adopt's walk, on main before the loop runs */
 	uint64_t pending[64]; /* cgroups to sample after this read of the inotify queue */
 	size_t npending;
 };
@@ -247,7 +248,10 @@ static wnode *add_child(od_watcher *w, wnode *parent, int pfd, const char *name)
 	 * the tree is adopted) before these watches existed. */
 	oe_view v;
 	bool known = od_controller_view(w->ctl, n->id, &v);
-	int e = od_controller_add(w->ctl, parent->id, fd, &n->id);
+	/* The walk (od_watcher_adopt) runs on main before the loop and may wait for its
+	 * writes; an event on the loop may not. */
+	int e = w->walking ? od_controller_add(w->ctl, parent->id, fd, &n->id)
+			   : od_controller_add_from_loop(w->ctl, parent->id, fd, &n->id);
 	if (e) {
 		if (e != ENOENT)
 			g_warning("cgroup %s: cannot add: %s", name, g_strerror(e));
@@ -559,7 +563,9 @@ void od_watcher_adopt(od_watcher *w)
 	if (w->ifd >= 0) /* a resumed hold's deadline must not wait for the walk */
 		od_adopt_held_first(w->ctl, w->root->fd);
 	gint64 t0 = g_get_monotonic_time();
+	w->walking = true;
 	scan_dir(w, w->root, w->root->fd, false);
+	w->walking = false;
 	g_message("%u cgroups found in %.1f ms", g_hash_table_size(w->by_id),
 		  (g_get_monotonic_time() - t0) / 1000.0);
 }

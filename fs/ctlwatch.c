@@ -17,14 +17,8 @@ typedef struct {
 struct fs_ctlwatch {
 	GMutex lock;
 	GHashTable *cgs; /* &cg_watch.id -> cg_watch */
-	struct hook_ctx *hook;
-};
-
-/* Outlives the watch: controller.h cannot unregister hooks, so a late callback
- * must find a NULL watch instead of freed memory. Leaked once per session. */
-struct hook_ctx {
-	GMutex lock;
-	fs_ctlwatch *w;
+	od_controller *ctl;
+	od_hooks_reg *hooks; /* removed before the watch is freed */
 };
 
 static void cg_watch_free(gpointer p)
@@ -36,11 +30,7 @@ static void cg_watch_free(gpointer p)
 
 static void hook_changed(void *ud, uint64_t id)
 {
-	struct hook_ctx *h = ud;
-	g_mutex_lock(&h->lock);
-	if (h->w)
-		fs_ctlwatch_changed(h->w, id);
-	g_mutex_unlock(&h->lock);
+	fs_ctlwatch_changed(ud, id);
 }
 
 fs_ctlwatch *fs_ctlwatch_new(od_controller *ctl)
@@ -48,33 +38,21 @@ fs_ctlwatch *fs_ctlwatch_new(od_controller *ctl)
 	fs_ctlwatch *w = g_new0(fs_ctlwatch, 1);
 	g_mutex_init(&w->lock);
 	w->cgs = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, cg_watch_free);
-	w->hook = g_new0(struct hook_ctx, 1);
-	g_mutex_init(&w->hook->lock);
-	w->hook->w = w;
+	w->ctl = ctl;
 	if (ctl) {
 		/* A removed cgroup also wakes its pollers: their next read gets ENODEV. */
-		od_hooks h = { .control_changed = hook_changed, .removed = hook_changed, .ud = w->hook };
-		od_controller_set_hooks(ctl, &h);
+		od_hooks h = { .control_changed = hook_changed, .removed = hook_changed, .ud = w };
+		w->hooks = od_controller_set_hooks(ctl, &h);
 	}
 	return w;
 }
-
-/* Retired hook contexts stay reachable, so leak checkers stay quiet about them. */
-static GMutex retired_lock;
-static GPtrArray *retired;
 
 void fs_ctlwatch_free(fs_ctlwatch *w)
 {
 	if (!w)
 		return;
-	g_mutex_lock(&w->hook->lock);
-	w->hook->w = NULL;
-	g_mutex_unlock(&w->hook->lock);
-	g_mutex_lock(&retired_lock);
-	if (!retired)
-		retired = g_ptr_array_new();
-	g_ptr_array_add(retired, w->hook);
-	g_mutex_unlock(&retired_lock);
+	if (w->ctl)
+		od_controller_remove_hooks(w->ctl, w->hooks); /* no hook call after it */
 	g_hash_table_destroy(w->cgs);
 	g_mutex_clear(&w->lock);
 	g_free(w);

@@ -19,12 +19,6 @@ typedef struct {
 	bool orphan; /* its process exited; a holder of its eventfd is being looked for */
 } ec_listener;
 
-/* Outlives fs_evctl, like ctlwatch's: controller.h cannot unregister hooks. */
-struct ec_hook {
-	GMutex lock;
-	fs_evctl *e;
-};
-
 /* Work for the notifier thread, the only thread that writes listeners' eventfds. */
 typedef enum { JOB_SIGNAL, JOB_SYNC, JOB_STOP } ec_job_kind;
 typedef struct {
@@ -50,7 +44,8 @@ struct fs_evctl {
 	GThread *notifier; /* signals them */
 	GAsyncQueue *jobs; /* ec_job*, for the notifier */
 	fs_closer *closer;
-	struct ec_hook *hook;
+	od_controller *ctl;
+	od_hooks_reg *hooks; /* removed before fs_evctl is freed */
 	gint no_timer;     /* the notifier could not make its write timer: refuse listeners */
 };
 

@@ -42,25 +42,14 @@
 #define FS_EC_MAX_PER_UID 1024
 #define FS_EC_MAX_TOTAL 4096
 
-static GMutex retired_lock;
-static GPtrArray *retired; /* keeps retired hooks reachable */
-
 static void hook_notify(void *ud, uint64_t id)
 {
-	struct ec_hook *h = ud;
-	g_mutex_lock(&h->lock);
-	if (h->e)
-		fs_evctl_notify(h->e, id);
-	g_mutex_unlock(&h->lock);
+	fs_evctl_notify(ud, id);
 }
 
 static void hook_removed(void *ud, uint64_t id)
 {
-	struct ec_hook *h = ud;
-	g_mutex_lock(&h->lock);
-	if (h->e)
-		fs_evctl_removed(h->e, id);
-	g_mutex_unlock(&h->lock);
+	fs_evctl_removed(ud, id);
 }
 
 fs_evctl *fs_evctl_new(od_controller *ctl, int *err)
@@ -102,12 +91,10 @@ fs_evctl *fs_evctl_new(od_controller *ctl, int *err)
 		g_free(e);
 		return NULL;
 	}
-	e->hook = g_new0(struct ec_hook, 1);
-	g_mutex_init(&e->hook->lock);
-	e->hook->e = e;
+	e->ctl = ctl;
 	if (ctl) {
-		od_hooks h = { .notify = hook_notify, .removed = hook_removed, .ud = e->hook };
-		od_controller_set_hooks(ctl, &h);
+		od_hooks h = { .notify = hook_notify, .removed = hook_removed, .ud = e };
+		e->hooks = od_controller_set_hooks(ctl, &h);
 	}
 	return e;
 }
@@ -116,14 +103,8 @@ void fs_evctl_free(fs_evctl *e)
 {
 	if (!e)
 		return;
-	g_mutex_lock(&e->hook->lock);
-	e->hook->e = NULL;
-	g_mutex_unlock(&e->hook->lock);
-	g_mutex_lock(&retired_lock);
-	if (!retired)
-		retired = g_ptr_array_new();
-	g_ptr_array_add(retired, e->hook);
-	g_mutex_unlock(&retired_lock);
+	if (e->ctl)
+		od_controller_remove_hooks(e->ctl, e->hooks); /* no hook call after it */
 
 	/* Bounded: each write the notifier has queued takes at most EC_SIGNAL_TIMEOUT_MS. */
 	ec_push_job(e, JOB_STOP, 0, NULL);

@@ -277,8 +277,7 @@ void fs_poller_forget(fs_poller *p, fs_file *f);
 
 typedef struct fs_ctlwatch fs_ctlwatch;
 fs_ctlwatch *fs_ctlwatch_new(od_controller *ctl);
-/* Detaches from the controller's hooks; the small hook context is kept alive on
- * purpose because controller.h has no way to unregister hooks. */
+/* Removes its hooks from the controller (waiting for a call in flight), then frees. */
 void fs_ctlwatch_free(fs_ctlwatch *w);
 void fs_ctlwatch_attach(fs_ctlwatch *w, fs_file *f);
 void fs_ctlwatch_detach(fs_ctlwatch *w, fs_file *f);
@@ -298,6 +297,7 @@ struct od_shadowfs {
 	fs_poller *poller;
 	fs_ctlwatch *ctlw;
 	fs_evctl *evctl;
+	od_hooks_reg *v1hooks; /* the v1 layout's removed hook (v1state.c), or NULL */
 	dev_t mnt_dev;      /* st_dev of the mount (0: unknown) */
 	uint64_t page_size;
 	mode_t umask;       /* the daemon's own umask, undone on mkdir */

@@ -122,7 +122,7 @@ od_shadowfs *od_shadowfs_new(int root_fd, const char *mountpoint, od_controller 
 		goto fail;
 	}
 	if (fs->opts.v1_layout)
-		fs_v1state_watch(ctl); /* the v1 layout's per-cgroup state goes with the cgroup */
+		fs->v1hooks = fs_v1state_watch(ctl); /* the v1 layout's per-cgroup state goes with the cgroup */
 
 	mopts = g_strdup_printf("fsname=oomdelayfs,subtype=oomdelayfs%s%s",
 				o->allow_other ? ",allow_other" : "",
@@ -330,6 +330,8 @@ void od_shadowfs_free(od_shadowfs *fs)
 	g_hash_table_destroy(fs->handles);
 	g_mutex_clear(&fs->handles_lock);
 	/* Hooks next: no controller callback may reach a session being destroyed. */
+	if (fs->v1hooks)
+		od_controller_remove_hooks(fs->ctl, fs->v1hooks);
 	fs_ctlwatch_free(fs->ctlw);
 	fs_evctl_free(fs->evctl);
 	fs_poller_free(fs->poller);

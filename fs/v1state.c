@@ -36,12 +36,12 @@ static void hook_removed(void *ud, uint64_t id)
 	fs_v1state_forget(id);
 }
 
-void fs_v1state_watch(od_controller *ctl)
+od_hooks_reg *fs_v1state_watch(od_controller *ctl)
 {
 	if (!ctl)
-		return;
+		return NULL;
 	od_hooks h = { .removed = hook_removed };
-	od_controller_set_hooks(ctl, &h);
+	return od_controller_set_hooks(ctl, &h);
 }
 
 void fs_v1state_forget(uint64_t id)

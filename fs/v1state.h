@@ -18,9 +18,10 @@
 
 #include "oomd/controller.h"
 
-/* From od_shadowfs_new of a v1 session; the hook needs no context of its own, so
- * nothing outlives the session. */
-void fs_v1state_watch(od_controller *ctl);
+/* From od_shadowfs_new of a v1 session; the hook needs no context of its own. The
+ * session removes it (od_controller_remove_hooks) when it is freed; NULL without
+ * a controller. */
+od_hooks_reg *fs_v1state_watch(od_controller *ctl);
 /* The cgroup is gone: its entry dropped, its descriptors closed (the hook). */
 void fs_v1state_forget(uint64_t id);
 

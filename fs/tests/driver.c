@@ -41,7 +41,7 @@ int main(int argc, char **argv)
 	}
 	oe_config cfg;
 	oe_config_defaults(&cfg);
-	od_controller *ctl = od_controller_new(root, &cfg);
+	od_controller *ctl = od_controller_new(&cfg);
 	od_shadowfs_opts o;
 	od_shadowfs_opts_defaults(&o);
 	o.debug = argc > 3 && strcmp(argv[3], "-d") == 0;

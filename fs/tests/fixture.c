@@ -94,7 +94,7 @@ void fx_setup(void)
 
 	root_fd = open(fixture, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_geq(root_fd, 0);
-	ctl = od_controller_new(root_fd, NULL);
+	ctl = od_controller_new(NULL);
 	od_shadowfs_opts o;
 	od_shadowfs_opts_defaults(&o);
 	o.max_threads = 4;

@@ -13,12 +13,12 @@
 #include "oomd/controller.h"
 #include "oomd/parse.h"
 #include "stub_controller.h"
+#include "../../daemon/ctl_hooks.h"
 
 struct od_controller {
 	GMutex lock;
 	GHashTable *cgs; /* &stub_cg.id -> stub_cg */
-	od_hooks hooks[4];
-	int nhooks;
+	ctl_hooks hooks; /* the real controller's (daemon/ctl_hooks.c) */
 	int adds;
 };
 
@@ -27,35 +27,32 @@ typedef struct {
 	oe_view v;
 } stub_cg;
 
-od_controller *od_controller_new(int root_fd, const oe_config *cfg)
+od_controller *od_controller_new(const oe_config *cfg)
 {
 	(void)cfg;
 	od_controller *c = g_new0(od_controller, 1);
 	g_mutex_init(&c->lock);
 	c->cgs = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
-	struct stat st;
-	if (fstat(root_fd, &st) == 0) {
-		stub_cg *r = g_new0(stub_cg, 1);
-		r->id = st.st_ino;
-		r->v.limit = r->v.user_high = OE_UNLIMITED;
-		g_hash_table_insert(c->cgs, &r->id, r);
-	}
+	ctl_hooks_init(&c->hooks);
 	return c;
 }
 
 void od_controller_free(od_controller *c)
 {
+	ctl_hooks_clear(&c->hooks);
 	g_hash_table_destroy(c->cgs);
 	g_mutex_clear(&c->lock);
 	g_free(c);
 }
 
-void od_controller_set_hooks(od_controller *c, const od_hooks *h)
+od_hooks_reg *od_controller_set_hooks(od_controller *c, const od_hooks *h)
 {
-	g_mutex_lock(&c->lock);
-	if (c->nhooks < 4)
-		c->hooks[c->nhooks++] = *h;
-	g_mutex_unlock(&c->lock);
+	return ctl_hooks_add(&c->hooks, h);
+}
+
+void od_controller_remove_hooks(od_controller *c, od_hooks_reg *reg)
+{
+	ctl_hooks_remove(&c->hooks, reg);
 }
 
 int64_t od_now(void)
@@ -94,10 +91,11 @@ int od_controller_add(od_controller *c, uint64_t parent_id, int dirfd, uint64_t 
 		return errno;
 	if (!S_ISDIR(st.st_mode))
 		return ENOTDIR;
-	int probe = openat(dirfd, "memory.max", O_PATH | O_CLOEXEC);
-	if (probe < 0)
+	int probe = parent_id ? openat(dirfd, "memory.max", O_PATH | O_CLOEXEC) : -1;
+	if (parent_id && probe < 0)
 		return errno;
-	close(probe);
+	if (probe >= 0)
+		close(probe);
 	uint64_t id = st.st_ino;
 	g_mutex_lock(&c->lock);
 	if (!g_hash_table_contains(c->cgs, &id)) {
@@ -119,24 +117,16 @@ int od_controller_add(od_controller *c, uint64_t parent_id, int dirfd, uint64_t 
 	return 0;
 }
 
+int od_controller_add_from_loop(od_controller *c, uint64_t parent_id, int dirfd, uint64_t *id_out)
+{
+	return od_controller_add(c, parent_id, dirfd, id_out);
+}
+
 void od_controller_remove(od_controller *c, uint64_t id)
 {
 	g_mutex_lock(&c->lock);
 	g_hash_table_remove(c->cgs, &id);
 	g_mutex_unlock(&c->lock);
-}
-
-static void fire_changed(od_controller *c, uint64_t id)
-{
-	od_hooks hooks[4];
-	int n;
-	g_mutex_lock(&c->lock);
-	n = c->nhooks;
-	memcpy(hooks, c->hooks, sizeof hooks);
-	g_mutex_unlock(&c->lock);
-	for (int i = 0; i < n; i++)
-		if (hooks[i].control_changed)
-			hooks[i].control_changed(hooks[i].ud, id);
 }
 
 #define WITH_CG(c, id, body)                                          \
@@ -160,7 +150,7 @@ int od_controller_write_delay(od_controller *c, uint64_t id, uint64_t ms)
 int od_controller_write_disable(od_controller *c, uint64_t id, uint64_t v)
 {
 	WITH_CG(c, id, cg->v.disable = v != 0);
-	fire_changed(c, id);
+	ctl_hooks_changed(&c->hooks, id);
 	return 0;
 }
 
@@ -196,7 +186,7 @@ void stub_controller_set_under_oom(od_controller *c, uint64_t id, bool on)
 	if (cg)
 		cg->v.under_oom = on;
 	g_mutex_unlock(&c->lock);
-	fire_changed(c, id);
+	ctl_hooks_changed(&c->hooks, id);
 }
 
 int stub_controller_adds(od_controller *c)
@@ -209,25 +199,13 @@ int stub_controller_adds(od_controller *c)
 
 void stub_controller_notify(od_controller *c, uint64_t id)
 {
-	od_hooks hooks[4];
-	g_mutex_lock(&c->lock);
-	int n = c->nhooks;
-	memcpy(hooks, c->hooks, sizeof hooks);
-	g_mutex_unlock(&c->lock);
-	for (int i = 0; i < n; i++)
-		if (hooks[i].notify)
-			hooks[i].notify(hooks[i].ud, id);
+	ctl_hooks_notify(&c->hooks, id);
 }
 
 void stub_controller_removed(od_controller *c, uint64_t id)
 {
-	od_hooks hooks[4];
 	g_mutex_lock(&c->lock);
 	g_hash_table_remove(c->cgs, &id);
-	int n = c->nhooks;
-	memcpy(hooks, c->hooks, sizeof hooks);
 	g_mutex_unlock(&c->lock);
-	for (int i = 0; i < n; i++)
-		if (hooks[i].removed)
-			hooks[i].removed(hooks[i].ud, id);
+	ctl_hooks_removed(&c->hooks, &id, 1);
 }

@@ -254,7 +254,7 @@ Test(shadowfs, a_subtree_root_is_an_ordinary_memory_cgroup)
 	cr_assert_not_null(mkdtemp(mnt2));
 	int rfd = open(sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_geq(rfd, 0);
-	od_controller *c2 = od_controller_new(rfd, NULL);
+	od_controller *c2 = od_controller_new(NULL);
 	GError *err = NULL;
 	od_shadowfs *fs2 = od_shadowfs_new(rfd, mnt2, c2, NULL, &err);
 	cr_assert_not_null(fs2, "%s", err ? err->message : "?");

@@ -70,8 +70,8 @@ typedef struct od_audit od_audit;
 od_audit *od_audit_new(od_controller *c, oe_kill_mode mode);
 /* The session whose listeners are counted; NULL before the session is freed. */
 void od_audit_set_fs(od_audit *a, od_shadowfs *fs);
-/* Stops the thread. The hooks stay registered (controller.h cannot unregister
- * them): free the controller first. NULL is fine. */
+/* Removes the hooks, then stops the thread: before the controller is freed. NULL
+ * is fine. */
 void od_audit_free(od_audit *a);
 
 /* Copies of the counters, and of the records: the holds in progress, then up to

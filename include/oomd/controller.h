@@ -4,8 +4,9 @@
  * actuator threads, and the table id -> real cgroup directory fd they need. Each
  * call: lock, feed the engine, unlock, then carry out the actions (kernel writes,
  * notifications) without holding the lock, because a memory.max write can block
- * for as long as the kernel reclaims; from the loop and the deadline thread the
- * kernel writes go to the actuators.
+ * for as long as the kernel reclaims. Each function says which thread calls it:
+ * calls for a FUSE worker make their kernel writes themselves and wait for them;
+ * calls for the loop hand them to the actuators and never wait for the kernel.
  * Functions returning int return 0 or a positive errno.
  */
 #ifndef OOMD_CONTROLLER_H
@@ -17,7 +18,9 @@
 
 typedef struct od_controller od_controller;
 
-/* Hooks the shells register; called from whichever thread carried out the action. */
+/* Hooks the shells register; called from whichever thread carried out the action
+ * (an actuator, the loop, a FUSE worker; never the deadline thread), without the
+ * engine's lock (a hook may call od_controller_view). */
 typedef struct {
 	void (*control_changed)(void *ud, uint64_t id); /* poll wake of shadow memory.oom_control */
 	void (*notify)(void *ud, uint64_t id);          /* cgroup.event_control listeners of id */
@@ -25,11 +28,19 @@ typedef struct {
 	void *ud;
 } od_hooks;
 
-/* root_fd is not used (the controller reaches cgroups through the descriptors it is
- * given); it stays while fs/tests' stub controller is made with this signature. */
-od_controller *od_controller_new(int root_fd, const oe_config *cfg);
+/* On main's thread, after the niceness the controller's threads inherit is set.
+ * Starts the actuators; NULL if no timerfd could be made. */
+od_controller *od_controller_new(const oe_config *cfg);
+/* Stops the deadline thread, runs what the actuators have queued, frees. */
 void od_controller_free(od_controller *c);
-void od_controller_set_hooks(od_controller *c, const od_hooks *h); /* more than one set may be added */
+
+/* Adds a set of hooks (any number of sets; any thread) and returns its handle. */
+typedef struct od_hooks_reg od_hooks_reg;
+od_hooks_reg *od_controller_set_hooks(od_controller *c, const od_hooks *h);
+/* Removes a set: when it returns, no call of its hooks is running and none will
+ * start, so their ud may be freed. Blocks for the calls in flight: never call it
+ * from a hook, nor holding a lock a hook takes. NULL is fine. */
+void od_controller_remove_hooks(od_controller *c, od_hooks_reg *reg);
 
 /* Clock used for every engine input (CLOCK_BOOTTIME, ns). */
 int64_t od_now(void);
@@ -52,6 +63,8 @@ void od_controller_start_deadlines(od_controller *c);
 
 /* A cgroup directory exists: dirfd is any fd of it (O_PATH is fine; the controller
  * opens its own), parent_id the st_ino of its parent directory (0 for the root).
+ * For a FUSE worker (mkdir, a cgroup's first use) or main before the loop runs: its
+ * kernel writes are made on this thread, which waits for them.
  * Reads its real knobs and persisted state, feeds oe_cgroup_add (rule 7
  * inheritance happens there). Idempotent: the FUSE mkdir and the watcher's
  * IN_CREATE both call it. *id_out (may be NULL) gets the cgroup's id (st_ino).
@@ -59,8 +72,13 @@ void od_controller_start_deadlines(od_controller *c);
  * before the watcher saw it). ENOENT for a removed cgroup: a file held open across
  * an rmdir must not bring it back. */
 int od_controller_add(od_controller *c, uint64_t parent_id, int dirfd, uint64_t *id_out);
-void od_controller_remove(od_controller *c, uint64_t id);
+/* The same from the main loop (the watcher's events): the kernel writes go to the
+ * actuators; the reads of the knobs and state are still made here. */
+int od_controller_add_from_loop(od_controller *c, uint64_t parent_id, int dirfd, uint64_t *id_out);
 
+/* From the main loop (the watcher) — these never wait for a kernel write: */
+/* A cgroup and its subtree are gone: the hooks' removed runs for each, children first. */
+void od_controller_remove(od_controller *c, uint64_t id);
 /* Reads memory.current / memory.events(.local) of id and feeds oe_sample. */
 void od_controller_sample(od_controller *c, uint64_t id);
 /* The real memory.max of id changed (inotify): read it and feed oe_real_max_seen. */
@@ -81,6 +99,7 @@ int od_controller_write_disable(od_controller *c, uint64_t id, uint64_t v);
 int od_controller_write_limit(od_controller *c, uint64_t id, uint64_t bytes);
 int od_controller_write_high(od_controller *c, uint64_t id, uint64_t bytes);
 
+/* Any thread: the engine's view of id (false: not known). */
 bool od_controller_view(od_controller *c, uint64_t id, oe_view *v);
 
 /* Read-only snapshot for the status socket: calls fn for every known cgroup (or only
@@ -90,7 +109,9 @@ bool od_controller_view(od_controller *c, uint64_t id, oe_view *v);
 typedef void (*od_snapshot_fn)(void *ud, uint64_t id, const char *path, const oe_view *v);
 size_t od_controller_snapshot(od_controller *c, uint64_t only, od_snapshot_fn fn, void *ud);
 
-/* Hand every managed cgroup back to the kernel (SIGTERM, --release-all). */
+/* Hand every managed cgroup back to the kernel (SIGTERM, --release-all): main's
+ * thread, the loop's or not; stops the deadline thread, waits for the actuators'
+ * queue, and makes every kernel write itself. */
 void od_controller_release_all(od_controller *c);
 
 #endif

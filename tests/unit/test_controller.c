@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "ctl_fixture.h"
 #include "oomd/controller.h"
 #include "oomd/persist.h"
 
@@ -20,126 +21,6 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
-
-#define MiB ((uint64_t)1024 * 1024)
-#define L (32 * MiB)
-
-static char fixture[64];
-static int root_fd = -1, g_fd = -1;
-static od_controller *ctl;
-static uint64_t gid;
-
-static void put(const char *name, const char *content)
-{
-	g_autofree char *p = g_build_filename(fixture, "g", name, NULL);
-	cr_assert(g_file_set_contents(p, content, -1, NULL), "fixture %s", p);
-}
-
-/* In place: the descriptors a held cgroup keeps open must see the new content
- * (g_file_set_contents replaces the file). */
-static void overwrite(const char *name, const char *content)
-{
-	g_autofree char *p = g_build_filename(fixture, "g", name, NULL);
-	int fd = open(p, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	cr_assert_geq(fd, 0, "open %s", p);
-	cr_assert_eq(write(fd, content, strlen(content)), (ssize_t)strlen(content));
-	close(fd);
-}
-
-static char *get(const char *name)
-{
-	g_autofree char *p = g_build_filename(fixture, "g", name, NULL);
-	char *s = NULL;
-	cr_assert(g_file_get_contents(p, &s, NULL, NULL), "read %s", p);
-	return g_strstrip(s);
-}
-
-static const char events0[] = "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\noom_group_kill 0\n";
-static const char events1[] = "low 0\nhigh 3\nmax 1\noom 0\noom_kill 0\noom_group_kill 0\n";
-
-static void setup(oe_kill_mode mode)
-{
-	strcpy(fixture, "/tmp/oomd-ctl-XXXXXX");
-	cr_assert_not_null(g_mkdtemp(fixture));
-	g_autofree char *g = g_build_filename(fixture, "g", NULL);
-	cr_assert_eq(g_mkdir(g, 0755), 0);
-	put("memory.max", "max\n");
-	put("memory.high", "max\n");
-	put("memory.current", "4096\n");
-	put("memory.events", events0);
-	put("memory.events.local", events0);
-	put("cgroup.events", "populated 1\nfrozen 0\n");
-	put("cgroup.procs", "101\n102\n");
-	put("cgroup.kill", "");
-	put("cgroup.freeze", "0\n");
-	root_fd = open(fixture, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	g_fd = open(g, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	cr_assert(root_fd >= 0 && g_fd >= 0);
-	/* State lives in trusted.*: without CAP_SYS_ADMIN no raise is ever made. */
-	if (fsetxattr(g_fd, "trusted.oomd-test", "1", 1, 0) < 0)
-		cr_skip_test("SKIP: trusted.* xattrs on %s: %s (needs root and a file system that "
-			     "keeps them)", fixture, g_strerror(errno));
-	fremovexattr(g_fd, "trusted.oomd-test");
-
-	oe_config cfg;
-	oe_config_defaults(&cfg);
-	cfg.kill_mode = mode;
-	ctl = od_controller_new(root_fd, &cfg);
-	cr_assert_not_null(ctl);
-	uint64_t rid;
-	cr_assert_eq(od_controller_add(ctl, 0, root_fd, &rid), 0);
-	cr_assert_eq(od_controller_add(ctl, rid, g_fd, &gid), 0);
-	cr_assert_eq(od_controller_write_limit(ctl, gid, L), 0);
-	cr_assert_eq(od_controller_write_delay(ctl, gid, 200), 0);
-	/* Managed: the real memory.max is L plus the ceiling, written inline (this thread). */
-	g_autofree char *max = get("memory.max");
-	cr_assert_gt(g_ascii_strtoull(max, NULL, 10), L, "memory.max %s", max);
-}
-
-/* Usage over L and a max event: the sample from this thread starts a hold. */
-static int64_t start_hold(void)
-{
-	char cur[32];
-	snprintf(cur, sizeof cur, "%" G_GUINT64_FORMAT "\n", L + MiB);
-	put("memory.current", cur);
-	put("memory.events", events1);
-	put("memory.events.local", events1);
-	int64_t t0 = od_now();
-	od_controller_sample(ctl, gid);
-	oe_view v;
-	cr_assert(od_controller_view(ctl, gid, &v));
-	cr_assert(v.in_hold, "no hold after a sample over L");
-	return t0;
-}
-
-/* A knob's value as written last. The kernel replaces a cgroup file's value on each
- * write; a regular file keeps the tail of a longer value written before it (the
- * daemon writes without O_TRUNC, as cgroupfs needs none), so only the written
- * digits are compared. */
-static bool holds(const char *file, const char *want)
-{
-	g_autofree char *s = get(file);
-	return *want ? g_str_has_prefix(s, want) : *s == '\0';
-}
-
-static bool wait_for_kill(int64_t limit_ms, const char *file, const char *want)
-{
-	for (int64_t t = 0; t < limit_ms; t += 5) {
-		if (holds(file, want))
-			return true;
-		g_usleep(5000);
-	}
-	return false;
-}
-
-static void teardown(void)
-{
-	od_controller_free(ctl);
-	close(g_fd);
-	close(root_fd);
-	g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", fixture);
-	cr_expect_eq(system(cmd), 0);
-}
 
 Test(controller, group_kill_comes_from_the_deadline_thread_without_a_main_loop, .timeout = 20)
 {
@@ -322,9 +203,11 @@ Test(controller, a_fuse_workers_thaw_never_overtakes_a_queued_freeze, .timeout =
 	static const char oom1[] = "low 0\nhigh 3\nmax 1\noom 1\noom_kill 0\noom_group_kill 0\n";
 	char cur[32];
 	snprintf(cur, sizeof cur, "%" G_GUINT64_FORMAT "\n", L + 16 * MiB);
-	overwrite("memory.current", cur);
+	/* The OOM first: a sample between two of these writes must not see the usage
+	 * (FREEZE) before the OOM (NOTIFY), or the FREEZE would land unblocked. */
 	overwrite("memory.events", oom1);
 	overwrite("memory.events.local", oom1);
+	overwrite("memory.current", cur);
 	gint64 until = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
 	g_mutex_lock(&hook_lock);
 	while (!hook_entered && g_cond_wait_until(&hook_cond, &hook_lock, until))
