@@ -244,12 +244,11 @@ static wnode *add_child(od_watcher *w, wnode *parent, int pfd, const char *name)
 	/* Before the child's own watches: a controller enabled from now on is seen. */
 	watch_one(w, parent, pfd, W_SUBTREE);
 	watch_all(w, n, fd);
-	/* Known already: added through the shadow tree (a mkdir, or a first use while
-	 * the tree is adopted) before these watches existed. */
+	/* Known already: added through the shadow (a mkdir, or a first use during the
+	 * walk) before these watches existed. The walk (od_watcher_adopt) runs on main
+	 * before the loop and may wait for its writes; an event on the loop may not. */
 	oe_view v;
 	bool known = od_controller_view(w->ctl, n->id, &v);
-	/* The walk (od_watcher_adopt) runs on main before the loop and may wait for its
-	 * writes; an event on the loop may not. */
 	int e = w->walking ? od_controller_add(w->ctl, parent->id, fd, &n->id)
 			   : od_controller_add_from_loop(w->ctl, parent->id, fd, &n->id);
 	if (e) {
