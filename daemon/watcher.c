@@ -550,9 +550,8 @@ od_watcher *od_watcher_new(od_controller *c, int root_fd, bool watch, GError **e
 		return w;
 	}
 	w->src_inotify = g_unix_fd_add(w->ifd, G_IO_IN, on_inotify, w);
-	/* Deadlines on their own thread: a kill must not wait behind inotify events,
-	 * nor behind a loop blocked in the kernel; nor behind adoption, where a hold
-	 * adopted early in the walk resumes while the rest is still being read. */
+	/* A kill waits neither for inotify events, nor a loop blocked in the kernel,
+	 * nor the walk (a hold adopted early resumes while the rest is read). */
 	od_controller_start_deadlines(c);
 	return w;
 }
