@@ -37,26 +37,29 @@ static bool writes_kernel(oe_action_kind k)
 }
 
 /* Feeds a finished engine call's actions out: locked on entry, unlocked on return.
- * Returns what ctl_carry_out returns. rearm: the call may have moved the next wake-up. */
-int ctl_finish_locked_rearm(od_controller *c, const ctl_ctx *ctx, bool rearm)
+ * Returns what ctl_carry_out returns. rearm: the call may have moved the next
+ * wake-up. after_copy (may be NULL) runs under the lock once the actions hold their
+ * own references, before anything is carried out. */
+int ctl_finish_locked_with(od_controller *c, const ctl_ctx *ctx, bool rearm,
+			   void (*after_copy)(od_controller *c, void *ud), void *ud)
 {
 	size_t n = c->acts.n;
 	if (rearm)
 		ctl_rearm_locked(c);
-	if (n == 0) {
-		oe_action *wide = ctl_unwiden_locked(c);
-		ctl_unlock(c);
-		g_free(wide);
-		return 0;
-	}
 	oe_action stack_v[STACK_ACTS];
 	od_cg *stack_g[STACK_ACTS];
 	oe_action *v = n <= STACK_ACTS ? stack_v : g_new(oe_action, n);
 	od_cg **g = n <= STACK_ACTS ? stack_g : g_new(od_cg *, n);
 	ctl_copy_out_locked(c, v, g);
 	oe_actions_clear(&c->acts);
+	if (after_copy)
+		after_copy(c, ud);
 	oe_action *wide = ctl_unwiden_locked(c);
-	int r = ctl_carry_out(c, ctx, v, g, n); /* unlocks */
+	int r = 0;
+	if (n > 0)
+		r = ctl_carry_out(c, ctx, v, g, n); /* unlocks */
+	else
+		ctl_unlock(c);
 	g_free(wide);
 	for (size_t i = 0; i < n; i++)
 		ctl_cg_unref(g[i]);
@@ -65,6 +68,11 @@ int ctl_finish_locked_rearm(od_controller *c, const ctl_ctx *ctx, bool rearm)
 		g_free(g);
 	}
 	return r;
+}
+
+int ctl_finish_locked_rearm(od_controller *c, const ctl_ctx *ctx, bool rearm)
+{
+	return ctl_finish_locked_with(c, ctx, rearm, NULL, NULL);
 }
 
 int ctl_finish_locked(od_controller *c, const ctl_ctx *ctx)

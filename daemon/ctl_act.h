@@ -20,6 +20,10 @@ void ctl_actuators_stop(od_controller *c);
 
 /* rearm: the engine call may have moved the next wake-up. */
 int ctl_finish_locked_rearm(od_controller *c, const ctl_ctx *ctx, bool rearm);
+/* The same; after_copy runs under the lock once the batch holds its own references
+ * (a removal takes the cgroups out of the table there). */
+int ctl_finish_locked_with(od_controller *c, const ctl_ctx *ctx, bool rearm,
+			   void (*after_copy)(od_controller *c, void *ud), void *ud);
 int ctl_finish_locked(od_controller *c, const ctl_ctx *ctx);
 /* v/g: the copied-out batch (caller's storage and references, n entries). */
 int ctl_carry_out(od_controller *c, const ctl_ctx *ctx, oe_action *v, od_cg **g, size_t n);

@@ -163,45 +163,40 @@ static void collect_id(uint64_t id, void *ud)
 	g_array_append_val((GArray *)ud, id);
 }
 
+typedef struct {
+	GArray *ids;    /* the subtree, parents first */
+	GPtrArray *gone; /* what the table let go, unreferenced after the unlock */
+} removal;
+
+/* Under the lock, after the batch holds its own references: taken out of the table
+ * here, let go after the unlock (the last reference closes descriptors, and nothing
+ * but engine work may hold the lock). */
+static void take_out_locked(od_controller *c, void *ud)
+{
+	removal *r = ud;
+	for (guint i = 0; i < r->ids->len; i++) {
+		/* Not g_hash_table_steal_extended: the key (&g->id) is the value's address,
+		 * so glib keeps the table as a set, and there (2.74) the value it handed
+		 * back was not the od_cg: every removed cgroup's descriptors leaked. */
+		const uint64_t *id_i = &g_array_index(r->ids, uint64_t, i);
+		od_cg *cg = g_hash_table_lookup(c->cgs, id_i);
+		if (cg && g_hash_table_steal(c->cgs, id_i))
+			g_ptr_array_add(r->gone, cg);
+	}
+}
+
 void ctl_remove_subtree(od_controller *c, const ctl_ctx *ctx, uint64_t id)
 {
 	/* Allocated before the lock, sized for the usual leaf: a malloc under the lock
 	 * can wait for the allocator's own lock, held by a preempted thread. */
 	GArray *ids = g_array_sized_new(FALSE, FALSE, sizeof(uint64_t), 16);
-	GPtrArray *gone = g_ptr_array_new_full(16, (GDestroyNotify)ctl_cg_unref);
+	removal r = { ids, g_ptr_array_new_full(16, (GDestroyNotify)ctl_cg_unref) };
 	ctl_lock(c, "remove");
 	oe_foreach_subtree(c->eng, id, collect_id, ids); /* pre-order: parents first */
 	bool held = ctl_holds_in_locked(c, (const uint64_t *)(void *)ids->data, ids->len);
 	oe_cgroup_remove(c->eng, id, &c->acts);
-	/* Actions were copied out with their references before the table lets go. */
-	size_t n = c->acts.n;
-	oe_action stack_v[STACK_ACTS];
-	od_cg *stack_g[STACK_ACTS];
-	oe_action *v = n <= STACK_ACTS ? stack_v : g_new(oe_action, n);
-	od_cg **g = n <= STACK_ACTS ? stack_g : g_new(od_cg *, n);
-	ctl_copy_out_locked(c, v, g);
-	oe_actions_clear(&c->acts);
-	/* Taken out of the table here, let go after the unlock: the last reference
-	 * closes descriptors, and nothing but engine work may hold the lock. */
-	for (guint i = 0; i < ids->len; i++) {
-		/* Not g_hash_table_steal_extended: the key (&g->id) is the value's address,
-		 * so glib keeps the table as a set, and there (2.74) the value it handed
-		 * back was not the od_cg: every removed cgroup's descriptors leaked. */
-		const uint64_t *id_i = &g_array_index(ids, uint64_t, i);
-		od_cg *cg = g_hash_table_lookup(c->cgs, id_i);
-		if (cg && g_hash_table_steal(c->cgs, id_i))
-			g_ptr_array_add(gone, cg);
-	}
-	if (held)
-		ctl_rearm_locked(c);
-	ctl_carry_out(c, ctx, v, g, n); /* unlocks */
-	g_ptr_array_unref(gone);
-	for (size_t i = 0; i < n; i++)
-		ctl_cg_unref(g[i]);
-	if (v != stack_v) {
-		g_free(v);
-		g_free(g);
-	}
+	ctl_finish_locked_with(c, ctx, held, take_out_locked, &r); /* unlocks */
+	g_ptr_array_unref(r.gone);
 	ctl_hooks_removed(&c->hooks, (const uint64_t *)(void *)ids->data, ids->len); /* children first */
 	g_array_free(ids, TRUE);
 }
