@@ -5,7 +5,7 @@
 # warm-up (readlat lat; the three files take turns at every iteration, so all see the same
 # conditions). Prints one BENCH line per file and way (median, p99, mean in microseconds:
 # direct, shadow, floor) and the ratios.
-# timeout: 300
+# timeout: 900
 . /oomd/lib.sh
 N=${OOMD_BENCH_READS:-2000}
 start_daemon /shadow
