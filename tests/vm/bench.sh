@@ -48,9 +48,13 @@ echo "daemon_tick/begin/write: its timer tick's lateness, its kill write's start
 echo "floor: a SCHED_FIFO timerfd thread's kill at the deadline, no daemon (wake-up, write, lateness)"
 printf '%-6s %-26s %4s %8s %8s %8s %8s %8s\n' kernel figure n min median p95 p99 max
 for k in $KERNELS; do
-	tr -d '\r' <"$BUILD/vm/serial-$k.log" | awk '$1 == "BENCH" && $3 == "kill" && $4 != "trial" && $4 != "floor" {
+	tr -d '\r' <"$BUILD/vm/serial-$k.log" | awk '$1 == "BENCH" && $3 == "kill" && $4 != "trial" && $4 != "floor" && $4 != "daemon_log" {
 		for (i = 5; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 		printf "%-6s %-26s %4s %8s %8s %8s %8s %8s\n", $2, $4, v["n"], v["min"], v["median"], v["p95"], v["p99"], v["max"] }'
+done
+for k in $KERNELS; do
+	tr -d '\r' <"$BUILD/vm/serial-$k.log" | awk '$1 == "BENCH" && $3 == "kill" && $4 == "daemon_log" {
+		$1 = ""; $3 = ""; $4 = ""; print "daemon log:" $0 }'
 done
 if [ "$SCALE" = 1 ]; then
 	OOMD_VM_MEM=${OOMD_SCALE_MEM:-3072} OOMD_VM_PARALLEL=${OOMD_VM_PARALLEL:-0} \

@@ -8,8 +8,9 @@
 #   - waits for the hog's death on a pidfd (t_dead).
 # detection = onset - t_over (ms; the daemon may see the crossing before the poller: negative);
 # kill lateness = t_dead - deadline (ms). Where the daemon's part of it goes, from its kill line:
-# tick = how late its timer tick ran; begin = when its kill write began, after the deadline;
-# write = how long the write took.
+# tick = how late its last timer tick ran (when the line was written: in kernel mode, where the
+# write lasts, a later tick's); begin = when its kill write began, after the deadline; write =
+# how long the write took.
 # A floor trial (no daemon in it; readlat trial --floor): a fresh cgroup in the real tree, which
 # the daemon does not manage, held as the daemon holds one (memory.high = L, memory.max = L +
 # 64 MiB); at t_over + T a SCHED_FIFO 1 thread (the daemon's --rt-priority default) woken by a
@@ -26,6 +27,8 @@ summary=''
 # field NAME FILE: the values of NAME=... of every line of FILE
 field() { tr ' ' '\n' <"$2" | sed -n "s/^$1=//p"; }
 for mode in kernel group; do
+	log0=0
+	[ -f /tmp/oomdelayfs.log ] && log0=$(wc -l </tmp/oomdelayfs.log)
 	start_daemon /shadow --kill-mode "$mode"
 	base=$(mkcg "k-$mode"); sbase=/shadow${base#$CGROOT}
 	setknob "$sbase" cgroup.subtree_control +memory
@@ -42,7 +45,9 @@ for mode in kernel group; do
 		setknob "$s" memory.oom_delay_millisecs "$T"
 		if out=$(readlat trial "$cg" "$L" "$T" --timeout 30000 -- odt hog 128 --cgroup "$cg"); then
 			dl=$(echo "$out" | sed -n 's/.*deadline_ns=\([0-9]*\).*/\1/p')
-			# the daemon's kill line: when its write began and how long it took; its last tick
+			# the daemon's kill line: when its write began and how long it took; its last tick.
+			# Written after the write returns: the hog's death can be seen before it.
+			wait_for 5000 grep -qF "$cg: delay over" /tmp/oomdelayfs.log
 			kl=$(grep -F "$cg: delay over" /tmp/oomdelayfs.log | tail -n 1)
 			parts=$(echo "$kl" | sed -n 's/.* in \([0-9.]*\) ms (write began at boottime \([0-9.]*\) ms; last timer tick \([-0-9.]*\) ms late.*/\1 \2 \3/p' |
 				awk -v d="$dl" '{ printf "tick_ms=%.3f begin_ms=%.3f write_ms=%.3f", $3, $2 - d / 1e6, $1 }')
@@ -72,6 +77,11 @@ for mode in kernel group; do
 		i=$((i + 1))
 	done
 	stop_daemon
+	# what else the daemon said in this mode: holds it froze (usage past L + the freeze margin),
+	# late ticks (more than 100 ms), kills that failed
+	tail -n +$((log0 + 1)) /tmp/oomdelayfs.log >/tmp/bench.log
+	echo "BENCH $OOMD_KERNEL kill daemon_log $mode freezes=$(grep -c 'past the freeze margin' /tmp/bench.log)" \
+		"late_ticks=$(grep -c 'timer .* ms late' /tmp/bench.log) kills=$(grep -c 'delay over' /tmp/bench.log)"
 	det=$(field detect_ms /tmp/bench.trials | readlat stats "detection_ms_$mode") || fail "no $mode trial succeeded"
 	late=$(field late_ms /tmp/bench.trials | readlat stats "kill_lateness_ms_$mode")
 	echo "BENCH $OOMD_KERNEL kill $det"
