@@ -1,9 +1,12 @@
 /* readlat - read-latency and OOM-delay timing benchmark for the VM (tests/vm/scenarios/bench-*).
  *
- *   readlat lat [-n N] FILE...
- *       read each FILE N times (default 2000, after 20 warm-up reads) in two ways and print
+ *   readlat lat [-n N] [-w WAYS] FILE...
+ *       read each FILE N times (default 2000, after 20 warm-up reads) in each of WAYS (a comma-
+ *       separated list; default pread,open) and print
  *           pread FILE N MEDIAN P99 MEAN      (pread from offset 0 on one open fd)
- *           open FILE N MEDIAN P99 MEAN       (open + read until EOF + close)
+ *           open FILE N MEDIAN P99 MEAN       (open + read until EOF + close: the cat path)
+ *           stat FILE N MEDIAN P99 MEAN       (stat(2): on FUSE a LOOKUP and a GETATTR)
+ *           openclose FILE N MEDIAN P99 MEAN  (open + close, no read)
  *       times in microseconds (CLOCK_MONOTONIC). The files take turns at every iteration, so
  *       that a direct and a shadow file compared in one run see the same conditions (a TCG VM
  *       on a loaded host has slow spells of several seconds).
@@ -42,12 +45,14 @@
 #include <math.h> /* NAN */
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/types.h>
@@ -96,24 +101,69 @@ static void summary(const char *way, const char *file, double *v, size_t n)
 
 #define MAXF 8
 
+/* The ways of reading a file readlat lat can time (one call of one_way is one sample). */
+enum way { W_PREAD, W_OPEN, W_STAT, W_OPENCLOSE, W_N };
+static const char *const way_names[W_N] = { "pread", "open", "stat", "openclose" };
+
+/* One timed access of file in the way w (fd: the file's descriptor kept open, for pread);
+ * microseconds, or -1 with errno. */
+static double one_way(enum way w, const char *file, int fd, char *buf, size_t size)
+{
+	int64_t t0 = vp_ns(CLOCK_MONOTONIC);
+	ssize_t r = 0;
+	if (w == W_PREAD) {
+		r = pread(fd, buf, size, 0);
+	} else if (w == W_STAT) {
+		struct stat st;
+		r = stat(file, &st);
+	} else {
+		int d = open(file, O_RDONLY | O_CLOEXEC);
+		if (d < 0)
+			return -1;
+		if (w == W_OPEN)
+			while ((r = read(d, buf, size)) > 0)
+				;
+		int e = errno;
+		close(d);
+		errno = e;
+	}
+	int64_t t1 = vp_ns(CLOCK_MONOTONIC);
+	return r < 0 ? -1 : (double)(t1 - t0) / 1000.0;
+}
+
 static int cmd_lat(int argc, char **argv)
 {
 	long n = 2000;
 	const char *files[MAXF];
 	int nf = 0;
+	bool ways[W_N] = { [W_PREAD] = true, [W_OPEN] = true };
 	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "-n") && i + 1 < argc)
+		if (!strcmp(argv[i], "-n") && i + 1 < argc) {
 			n = strtol(argv[++i], NULL, 10);
-		else if (nf < MAXF)
+		} else if (!strcmp(argv[i], "-w") && i + 1 < argc) {
+			const char *list = argv[++i];
+			for (int w = 0; w < W_N; w++) {
+				const char *at = strstr(list, way_names[w]);
+				size_t l = strlen(way_names[w]);
+				/* a whole item of the comma-separated list */
+				while (at && !((at == list || at[-1] == ',') && (at[l] == ',' || !at[l])))
+					at = strstr(at + 1, way_names[w]);
+				ways[w] = at != NULL;
+			}
+		} else if (nf < MAXF) {
 			files[nf++] = argv[i];
-		else
+		} else {
 			die("too many files");
+		}
 	}
-	if (nf == 0 || n < 1)
-		die("usage: readlat lat [-n N] FILE...");
+	bool any = false;
+	for (int w = 0; w < W_N; w++)
+		any |= ways[w];
+	if (nf == 0 || n < 1 || !any)
+		die("usage: readlat lat [-n N] [-w pread,open,stat,openclose] FILE...");
 	double *v[MAXF];
 	int fd[MAXF];
-	char buf[65536];
+	static char buf[65536];
 	for (int f = 0; f < nf; f++) {
 		v[f] = calloc((size_t)n, sizeof(double));
 		if (!v[f])
@@ -124,46 +174,26 @@ static int cmd_lat(int argc, char **argv)
 			return 1;
 		}
 	}
-	/* pread on one open fd; the files take turns, so that every file sees the same conditions */
-	for (long i = -20; i < n; i++)
-		for (int f = 0; f < nf; f++) {
-			int64_t t0 = vp_ns(CLOCK_MONOTONIC);
-			ssize_t r = pread(fd[f], buf, sizeof buf, 0);
-			int64_t t1 = vp_ns(CLOCK_MONOTONIC);
-			if (r < 0) {
-				perror(files[f]);
-				return 1;
+	/* each way in turn; within a way the files take turns, so that every file sees the same
+	 * conditions */
+	for (int w = 0; w < W_N; w++) {
+		if (!ways[w])
+			continue;
+		for (long i = -20; i < n; i++)
+			for (int f = 0; f < nf; f++) {
+				double us = one_way((enum way)w, files[f], fd[f], buf, sizeof buf);
+				if (us < 0) {
+					perror(files[f]);
+					return 1;
+				}
+				if (i >= 0)
+					v[f][i] = us;
 			}
-			if (i >= 0)
-				v[f][i] = (double)(t1 - t0) / 1000.0;
-		}
-	for (int f = 0; f < nf; f++) {
-		close(fd[f]);
-		summary("pread", files[f], v[f], (size_t)n);
+		for (int f = 0; f < nf; f++)
+			summary(way_names[w], files[f], v[f], (size_t)n);
 	}
-	/* open + read to EOF + close */
-	for (long i = -20; i < n; i++)
-		for (int f = 0; f < nf; f++) {
-			int64_t t0 = vp_ns(CLOCK_MONOTONIC);
-			int d = open(files[f], O_RDONLY | O_CLOEXEC);
-			if (d < 0) {
-				perror(files[f]);
-				return 1;
-			}
-			ssize_t r;
-			while ((r = read(d, buf, sizeof buf)) > 0)
-				;
-			close(d);
-			int64_t t1 = vp_ns(CLOCK_MONOTONIC);
-			if (r < 0) {
-				perror(files[f]);
-				return 1;
-			}
-			if (i >= 0)
-				v[f][i] = (double)(t1 - t0) / 1000.0;
-		}
 	for (int f = 0; f < nf; f++)
-		summary("open", files[f], v[f], (size_t)n);
+		close(fd[f]);
 	return 0;
 }
 
