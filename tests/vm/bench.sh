@@ -36,10 +36,10 @@ case $KERNEL in all) KERNELS="6.1 6.12 7" ;; *) KERNELS=$KERNEL ;; esac
 echo
 echo "Host: $(nproc) CPUs, load average $LOAD0 before, $(cut -d' ' -f1-3 /proc/loadavg) after (TCG figures scale with it)"
 echo "Read latency (us): direct, through the shadow, and the FUSE floor (floorfs, same loop settings)"
-printf '%-6s %-15s %-6s %24s %24s\n' kernel file way "median dir/shadow/floor" "p99 dir/shadow/floor"
+printf '%-6s %-15s %-9s %24s %24s\n' kernel file way "median dir/shadow/floor" "p99 dir/shadow/floor"
 for k in $KERNELS; do
 	tr -d '\r' <"$BUILD/vm/serial-$k.log" | awk '$1 == "BENCH" && $3 == "read" {
-		printf "%-6s %-15s %-6s %7.1f %7.1f %7.1f   %7.1f %7.1f %7.1f\n",
+		printf "%-6s %-15s %-9s %7.1f %7.1f %7.1f   %7.1f %7.1f %7.1f\n",
 			$2, $4, $5, $6, $9, $12, $7, $10, $13 }'
 done
 echo

@@ -20,7 +20,9 @@
  *       CLOCK_BOOTTIME, the daemon's clock. Prints
  *           detect_ms=D late_ms=K over_ns=.. deadline_ns=.. dead_ns=.. sig=S
  *       where D = (deadline - T) - t_over (daemon onset after the poller saw usage > L) and
- *       K = t_dead - deadline. Exit 1 on a time-out or if the hog ended without a signal.
+ *       K = t_dead - deadline. Exit 1 on a time-out or if the hog ended without a signal; 2 if
+ *       the hog died before a deadline was seen (a short hold while readlat was starved, or a
+ *       death without a hold: the caller tells them apart by the daemon's log).
  *
  *   readlat trial CGDIR LIMIT_BYTES DELAY_MS --floor group|kernel [--rt PRIO] [...] -- CMD...
  *       the floor of a kill: the same trial with no daemon in it (CGDIR is a real cgroup the
@@ -307,6 +309,8 @@ static int cmd_trial(int argc, char **argv)
 	int64_t t_over = 0, deadline = 0, t_dead = 0;
 	struct pollfd p = { .fd = pfd, .events = POLLIN };
 	const char *err = NULL;
+	/* the one failure that may be the observer's: starved longer than the hold lasted */
+	static const char unseen[] = "hog died before a deadline was seen";
 	/* usage over L */
 	for (;;) {
 		long long cur = read_ll(cfd);
@@ -341,7 +345,7 @@ static int cmd_trial(int argc, char **argv)
 		if ((deadline = vp_deadline(cg)) > 0)
 			break;
 		if (poll(&p, 1, 0) > 0) {
-			err = "hog died before a deadline was seen";
+			err = unseen;
 			break;
 		}
 		if (vp_ns(CLOCK_BOOTTIME) > end) {
@@ -377,7 +381,7 @@ static int cmd_trial(int argc, char **argv)
 	}
 	if (err) {
 		fprintf(stderr, "readlat: trial: %s\n", err);
-		return 1;
+		return err == unseen ? 2 : 1;
 	}
 	if (!WIFSIGNALED(st)) {
 		fprintf(stderr, "readlat: trial: hog exited with status %d, not killed\n", WEXITSTATUS(st));
