@@ -86,8 +86,9 @@ for mode in kernel group; do
 	# late ticks (more than 100 ms), kills that failed
 	tail -n +$((log0 + 1)) /tmp/oomdelayfs.log >/tmp/bench.log
 	echo "BENCH $OOMD_KERNEL kill daemon_log $mode freezes=$(grep -c 'past the freeze margin' /tmp/bench.log)" \
-		"late_ticks=$(grep -c 'timer .* ms late' /tmp/bench.log) kills=$(grep -c 'delay over' /tmp/bench.log)" \
+		"late_ticks=$(grep -Ec 'timer [0-9.]+ ms late' /tmp/bench.log) kills=$(grep -c 'delay over' /tmp/bench.log)" \
 		"unseen_trials=$unseen"
+	grep -E 'timer [0-9.]+ ms late' /tmp/bench.log | head -n 5 | sed "s/^/bench-kill: $mode: daemon: /"
 	det=$(field detect_ms /tmp/bench.trials | readlat stats "detection_ms_$mode") || fail "no $mode trial succeeded"
 	late=$(field late_ms /tmp/bench.trials | readlat stats "kill_lateness_ms_$mode")
 	echo "BENCH $OOMD_KERNEL kill $det"
