@@ -6,9 +6,12 @@
  * tree must pay before the daemon does any work of its own.
  *
  * usage: floorfs MOUNTPOINT      (stays in the foreground; SIGTERM unmounts and exits)
- * The root holds two files whose content has the shape of the files bench-read compares:
- *   /memory.current   "8650752\n"
- *   /memory.stat      4 KiB of "key value" lines
+ * Every directory holds two files whose content has the shape of the files bench-read compares:
+ *   memory.current   "8650752\n"
+ *   memory.stat      4 KiB of "key value" lines
+ * and any other name is a directory (up to MAX_DEPTH deep; one inode per depth), so that a path
+ * of the shadow tree's depth, /floor/a/b/memory.current, costs the kernel as many LOOKUPs (entry
+ * timeout 0: one per component at every path walk) as the shadow's /shadow/a/b/memory.current.
  * Exit status: 0 after an orderly stop, 1 on any failure (with a message on stderr).
  */
 #include <errno.h>
@@ -19,7 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-enum { ROOT = 1, CURRENT = 2, STAT = 3 };
+enum { ROOT = 1, CURRENT = 2, STAT = 3, DIR0 = 100, MAX_DEPTH = 32 }; /* DIR0 + d: depth d */
 static char stat_text[4096];
 static const char current_text[] = "8650752\n";
 
@@ -37,7 +40,7 @@ static int fill_stat(fuse_ino_t ino, struct stat *st)
 {
 	memset(st, 0, sizeof *st);
 	st->st_ino = ino;
-	if (ino == ROOT) {
+	if (ino == ROOT || (ino > DIR0 && ino <= DIR0 + MAX_DEPTH)) {
 		st->st_mode = S_IFDIR | 0755;
 		st->st_nlink = 2;
 		return 0;
@@ -65,14 +68,17 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct fuse_entry_param e;
 	memset(&e, 0, sizeof e);
-	if (parent != ROOT) {
-		fuse_reply_err(req, ENOENT);
+	fuse_ino_t depth = parent == ROOT ? 0 : parent - DIR0;
+	if (parent != ROOT && (parent <= DIR0 || depth > MAX_DEPTH)) {
+		fuse_reply_err(req, ENOTDIR);
 		return;
 	}
 	if (strcmp(name, "memory.current") == 0)
 		e.ino = CURRENT;
 	else if (strcmp(name, "memory.stat") == 0)
 		e.ino = STAT;
+	else if (depth < MAX_DEPTH)
+		e.ino = DIR0 + depth + 1;
 	else {
 		fuse_reply_err(req, ENOENT);
 		return;
