@@ -22,6 +22,7 @@
 #include <fuse_lowlevel.h>
 
 #include "oomd/controller.h"
+#include "oomd/kernel_io.h"
 #include "oomd/audit.h"
 #include "oomd/fdstore.h"
 #include "oomd/options.h"
@@ -148,22 +149,16 @@ static void protect_self(int root_fd, uint64_t min)
 		g_warning("--protect: open %s: %s", OD_DAEMON_CGROUP, g_strerror(errno));
 		return;
 	}
-	char v[32];
-	int n = snprintf(v, sizeof v, "%" G_GUINT64_FORMAT, min);
-	int f = openat(fd, "memory.min", O_WRONLY | O_CLOEXEC);
-	if (f < 0 || write(f, v, (size_t)n) != n)
-		g_warning("--protect: %s/memory.min = %s: %s", OD_DAEMON_CGROUP, v, g_strerror(errno));
-	if (f >= 0)
-		close(f);
-	f = openat(fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
-	n = snprintf(v, sizeof v, "%d", (int)getpid());
-	if (f < 0 || write(f, v, (size_t)n) != n)
-		g_warning("--protect: moving the daemon into %s: %s", OD_DAEMON_CGROUP, g_strerror(errno));
+	int e = od_kio_try_write_u64(fd, "memory.min", min);
+	if (e)
+		g_warning("--protect: %s/memory.min = %" G_GUINT64_FORMAT ": %s", OD_DAEMON_CGROUP, min,
+			  g_strerror(-e));
+	e = od_kio_try_write_u64(fd, "cgroup.procs", (uint64_t)getpid());
+	if (e)
+		g_warning("--protect: moving the daemon into %s: %s", OD_DAEMON_CGROUP, g_strerror(-e));
 	else
 		g_message("running in cgroup %s (memory.min %" G_GUINT64_FORMAT " bytes)",
 			  OD_DAEMON_CGROUP, min);
-	if (f >= 0)
-		close(f);
 	close(fd);
 }
 
