@@ -1,5 +1,6 @@
 /* startup.c — see startup.h. */
 #define G_LOG_DOMAIN "oomdelayfs"
+#include "oomd/kernel_io.h"
 #include "oomd/startup.h"
 #include "oomd/options.h"
 
@@ -172,20 +173,12 @@ static bool is_cgroup2(int fd)
 /* Is `word` one of the space-separated words of file `name` under fd? */
 static int has_word(int fd, const char *name, const char *word, bool *found)
 {
-	char buf[1024];
-	int f = openat(fd, name, O_RDONLY | O_CLOEXEC);
-	if (f < 0)
-		return -errno;
-	ssize_t n = read(f, buf, sizeof buf - 1);
-	int e = errno;
-	close(f);
-	if (n < 0)
-		return -e;
-	buf[n] = '\0';
-	*found = false;
-	for (char *save = NULL, *t = strtok_r(buf, " \n", &save); t; t = strtok_r(NULL, " \n", &save))
-		if (strcmp(t, word) == 0)
-			*found = true;
+	g_autoptr(GString) text = g_string_new(NULL);
+	int r = od_kio_read_all(fd, name, text);
+	if (r < 0)
+		return r;
+	g_auto(GStrv) words = g_strsplit_set(text->str, " \n", -1);
+	*found = g_strv_contains((const gchar *const *)words, word);
 	return 0;
 }
 
