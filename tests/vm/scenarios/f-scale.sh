@@ -41,6 +41,15 @@ big_maps() {
 	awk '/^[0-9a-f]+-[0-9a-f]+ / { m = $6 ? $6 : "[anon]" } /^Rss:/ { r[m] += $2 }
 		END { for (k in r) print r[k], k }' "/proc/$1/smaps" | sort -rn | head -n 5 | tr '\n' ' '
 }
+# maps_detail PID: each mapping with 32 kB or more resident, "rss/size kB perms name", largest
+# first; anonymous ones with their address, and the inaccessible ones beside them (a thread
+# stack is 8 MiB above a guard page; a malloc arena's heap starts 64 MiB-aligned, its
+# reserve after it ---p; a block over the mmap threshold is a mapping of its own)
+maps_detail() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / { m = $6 ? $6 : "anon@" substr($1, 1, index($1, "-") - 1); p = $2 }
+		/^Size:/ { z = $2 } /^Rss:/ { if ($2 >= 32 || p == "---p") print $2 "/" z, p, m }' \
+		"/proc/$1/smaps" | sort -rn | tr '\n' ' '
+}
 rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
 fds() { ls "/proc/$1/fd" | wc -l; }
 ms_since() { awk -v a="$(pressure now)" -v b="$1" 'BEGIN { printf "%.0f", a - b }'; }
@@ -83,6 +92,8 @@ for N in $SIZES; do
 	odt sleep 5000
 	idle2=$(($(wakeups "$DAEMON_PID") - w0))
 	log "N=$N resident kB by mapping: $(big_maps "$DAEMON_PID")"
+	log "N=$N mappings (rss/size kB): $(maps_detail "$DAEMON_PID")"
+	log "N=$N threads: $(cat /proc/"$DAEMON_PID"/task/*/comm | sort | uniq -c | tr -s ' \n' ' ')"
 	t0=$(pressure now)
 	n=$(ls "$sp" | grep -c '^c[0-9]')
 	tls=$(ms_since "$t0")
@@ -102,6 +113,7 @@ for N in $SIZES; do
 	tadopt=$(sed -n 's/.* cgroups found in \([0-9]*\).*/\1/p' /tmp/oomdelayfs.log | tail -n 1)
 	rss2=$(rss_kb "$DAEMON_PID")
 	fd2=$(fds "$DAEMON_PID")
+	log "N=$N after the restart, mappings (rss/size kB): $(maps_detail "$DAEMON_PID")"
 	bad=0
 	for i in 1 $((N / 2)) "$N"; do
 		read -r m <"$p/c$i/memory.max"
