@@ -132,6 +132,7 @@ for N in $SIZES; do
 	log "N=$N resident kB by mapping: $(big_maps "$DAEMON_PID")"
 	log "N=$N mappings (rss/size kB): $(maps_detail "$DAEMON_PID")"
 	log "N=$N thread stacks resident (kB): $(stacks "$DAEMON_PID")"
+	log "N=$N $(grep AnonHugePages "/proc/$DAEMON_PID/smaps_rollup")"
 	log "N=$N malloc blocks of the large anonymous mappings (kB): $(chunks "$DAEMON_PID")"
 	log "N=$N threads: $(cat /proc/"$DAEMON_PID"/task/*/comm | sort | uniq -c | tr -s ' \n' ' ')"
 	t0=$(pressure now)
@@ -155,6 +156,7 @@ for N in $SIZES; do
 	fd2=$(fds "$DAEMON_PID")
 	log "N=$N after the restart, mappings (rss/size kB): $(maps_detail "$DAEMON_PID")"
 	log "N=$N after the restart, thread stacks resident (kB): $(stacks "$DAEMON_PID")"
+	log "N=$N after the restart, $(grep AnonHugePages "/proc/$DAEMON_PID/smaps_rollup")"
 	log "N=$N after the restart, malloc blocks of the large anonymous mappings (kB): $(chunks "$DAEMON_PID")"
 	# what of it was transient: a batch still with the actuators, a buffer of the walk
 	odt sleep 3000
