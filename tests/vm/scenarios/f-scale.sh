@@ -176,7 +176,7 @@ for N in $SIZES; do
 	echo "BENCH $OOMD_KERNEL scale N=$N mkdir_ms=$tmk start_ms=$tstart subtree_write_ms=$twrite" \
 		"rss_kb=$rss1 fds=$fd1 idle_wakeups_5s=$idle idle_wakeups_next_5s=$idle2 ls_ms=$tls restart_serve_ms=$tserve" \
 		"restart_adopt_ms=$tadopt restart_delay_ms=$tdelay rss_after_kb=$rss2 rss_after_3s_kb=$rss3 fds_after=$fd2 handback_ms=$DAEMON_STOP_MS"
-	summary="$summary; N=$N: write ${twrite} ms, RSS $((rss1 / 1024)) MiB, $fd1 fds, $idle then $idle2 wake-ups/5 s, ls ${tls} ms, restart to delay ${tdelay} ms, to all adopted ${tserve} ms"
+	summary="$summary; N=$N: write ${twrite} ms, RSS $(awk -v k="$rss1" 'BEGIN { printf "%.1f", k / 1024 }') MiB (after the restart $(awk -v k="$rss2" 'BEGIN { printf "%.1f", k / 1024 }')), $fd1 fds, $idle then $idle2 wake-ups/5 s, ls ${tls} ms, restart to delay ${tdelay} ms, to all adopted ${tserve} ms"
 	(cd "$p" && seq 1 "$N" | sed 's/^/c/' | xargs rmdir) || fail "rmdir of $N cgroups"
 	rmdir "$p" || fail "rmdir $p"
 done
