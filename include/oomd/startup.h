@@ -17,7 +17,8 @@ int od_check_mountpoint(const char *mountpoint, GError **err);
 /* Finds the cgroup2 mount (libcgroup, then /proc/self/mountinfo) unless path is
  * given, opens it O_RDONLY|O_DIRECTORY, checks it is cgroup2 (statfs) and that
  * the memory controller is available and enabled for its children.
- * *root_fd and *root_path (g_free) on success. */
+ * *root_fd and *root_path (g_free) on success. Main only, before any thread is
+ * made: it forks (libcgroup is asked in a child). */
 int od_open_cgroup_root(const char *path, int *root_fd, char **root_path, GError **err);
 
 /* Niceness (every thread made afterwards inherits it), mlockall and oom_score_adj

@@ -12,7 +12,10 @@
 # through the shadow (ms); then SIGKILL and a restart: ms from exec to the last child's delay
 # reading back 5000 through the shadow (served before the tree is adopted: that cgroup is
 # adopted on its first use), to "serving" (all adopted) and the daemon's own walk (its "cgroups
-# found in" line); RSS and descriptors after it; SIGTERM (hand-back of N cgroups) in ms.
+# found in" line); RSS and descriptors after it, and RSS 3 s later (what was transient);
+# SIGTERM (hand-back of N cgroups) in ms. Where RSS goes is logged after the write and after
+# the restart: every mapping with 32 kB or more resident, each thread's stack, and the malloc
+# blocks that the large anonymous mappings are made of.
 # VM: OOMD_VM_APPEND='OOMD_SCALE_SIZES="1000 10000"' (the kernel passes it to init) for fewer sizes.
 # Fails if a figure cannot be taken or the daemon loses a cgroup; the goals of issue 13 (linear,
 # restart <= 2 s and RSS <= 16 MiB at 10,000, 0 idle wake-ups) are printed, not asserted:
@@ -40,6 +43,50 @@ by_thread() {
 big_maps() {
 	awk '/^[0-9a-f]+-[0-9a-f]+ / { m = $6 ? $6 : "[anon]" } /^Rss:/ { r[m] += $2 }
 		END { for (k in r) print r[k], k }' "/proc/$1/smaps" | sort -rn | head -n 5 | tr '\n' ' '
+}
+# maps_detail PID: each mapping with 32 kB or more resident, "rss/size kB perms name", largest
+# first; anonymous ones with their address, and the inaccessible ones beside them (a thread
+# stack is 8 MiB above a guard page; a malloc arena's heap starts 64 MiB-aligned, its
+# reserve after it ---p; a block over the mmap threshold is a mapping of its own)
+maps_detail() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / { m = $6 ? $6 : "anon@" substr($1, 1, index($1, "-") - 1); p = $2 }
+		/^Size:/ { z = $2 } /^Rss:/ { if ($2 >= 32 || p == "---p") print $2 "/" z, p, m }' \
+		"/proc/$1/smaps" | sort -rn | tr '\n' ' '
+}
+# stacks PID: "name:kB" for each of PID's threads, the resident part of the mapping that holds
+# its stack pointer (/proc/PID/task/TID/syscall: its last two fields are sp and pc)
+stacks() {
+	for t in /proc/"$1"/task/*; do
+		sp=$(awk 'NF > 2 { print $(NF - 1) }' "$t/syscall" 2>/dev/null)
+		[ -n "$sp" ] || continue
+		sp=$((sp))
+		r=$(while read -r range rest; do
+			[ "$sp" -ge $((0x${range%-*})) ] && [ "$sp" -lt $((0x${range#*-})) ] && echo "$range" && break
+		done <"/proc/$1/maps")
+		[ -n "$r" ] || continue
+		printf '%s:%s ' "$(cat "$t/comm")" "$(awk -v r="$r" '$1 == r { f = 1; next }
+			f && /^Rss:/ { print $2; exit }' "/proc/$1/smaps")"
+	done
+}
+# chunks PID: for each anonymous rw mapping over 256 kB that is not a stack, the sizes (kB) of
+# the malloc blocks it is made of (a block over the mmap threshold is mapped on its own,
+# page-aligned, its size in the second word of its header; neighbours merge into one mapping)
+chunks() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ rw-p 00000000 00:00 0 *$/ { print $1 }' "/proc/$1/maps" |
+		while read -r range; do
+			lo=$((0x${range%-*})) hi=$((0x${range#*-}))
+			[ $((hi - lo)) -gt $((256 * 1024)) ] && [ $((hi - lo)) -ne $((8192 * 1024)) ] || continue
+			printf '@%x:' "$lo"
+			a=$lo
+			while [ "$a" -lt "$hi" ]; do
+				z=$(dd if="/proc/$1/mem" bs=8 skip=$((a / 8 + 1)) count=1 2>/dev/null | od -A n -t u8 | tr -d ' ')
+				z=$(( ${z:-0} & ~7 ))
+				[ "$z" -gt 0 ] && [ $((z % 4096)) = 0 ] || { printf ' ?'; break; }
+				printf ' %d' $((z / 1024))
+				a=$((a + z))
+			done
+			printf '; '
+		done
 }
 rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
 fds() { ls "/proc/$1/fd" | wc -l; }
@@ -83,6 +130,11 @@ for N in $SIZES; do
 	odt sleep 5000
 	idle2=$(($(wakeups "$DAEMON_PID") - w0))
 	log "N=$N resident kB by mapping: $(big_maps "$DAEMON_PID")"
+	log "N=$N mappings (rss/size kB): $(maps_detail "$DAEMON_PID")"
+	log "N=$N thread stacks resident (kB): $(stacks "$DAEMON_PID")"
+	log "N=$N $(grep AnonHugePages "/proc/$DAEMON_PID/smaps_rollup")"
+	log "N=$N malloc blocks of the large anonymous mappings (kB): $(chunks "$DAEMON_PID")"
+	log "N=$N threads: $(cat /proc/"$DAEMON_PID"/task/*/comm | sort | uniq -c | tr -s ' \n' ' ')"
 	t0=$(pressure now)
 	n=$(ls "$sp" | grep -c '^c[0-9]')
 	tls=$(ms_since "$t0")
@@ -102,6 +154,14 @@ for N in $SIZES; do
 	tadopt=$(sed -n 's/.* cgroups found in \([0-9]*\).*/\1/p' /tmp/oomdelayfs.log | tail -n 1)
 	rss2=$(rss_kb "$DAEMON_PID")
 	fd2=$(fds "$DAEMON_PID")
+	log "N=$N after the restart, mappings (rss/size kB): $(maps_detail "$DAEMON_PID")"
+	log "N=$N after the restart, thread stacks resident (kB): $(stacks "$DAEMON_PID")"
+	log "N=$N after the restart, $(grep AnonHugePages "/proc/$DAEMON_PID/smaps_rollup")"
+	log "N=$N after the restart, malloc blocks of the large anonymous mappings (kB): $(chunks "$DAEMON_PID")"
+	# what of it was transient: a batch still with the actuators, a buffer of the walk
+	odt sleep 3000
+	rss3=$(rss_kb "$DAEMON_PID")
+	log "N=$N 3 s later: RSS $rss3 kB, mappings (rss/size kB): $(maps_detail "$DAEMON_PID")"
 	bad=0
 	for i in 1 $((N / 2)) "$N"; do
 		read -r m <"$p/c$i/memory.max"
@@ -115,8 +175,8 @@ for N in $SIZES; do
 
 	echo "BENCH $OOMD_KERNEL scale N=$N mkdir_ms=$tmk start_ms=$tstart subtree_write_ms=$twrite" \
 		"rss_kb=$rss1 fds=$fd1 idle_wakeups_5s=$idle idle_wakeups_next_5s=$idle2 ls_ms=$tls restart_serve_ms=$tserve" \
-		"restart_adopt_ms=$tadopt restart_delay_ms=$tdelay rss_after_kb=$rss2 fds_after=$fd2 handback_ms=$DAEMON_STOP_MS"
-	summary="$summary; N=$N: write ${twrite} ms, RSS $((rss1 / 1024)) MiB, $fd1 fds, $idle then $idle2 wake-ups/5 s, ls ${tls} ms, restart to delay ${tdelay} ms, to all adopted ${tserve} ms"
+		"restart_adopt_ms=$tadopt restart_delay_ms=$tdelay rss_after_kb=$rss2 rss_after_3s_kb=$rss3 fds_after=$fd2 handback_ms=$DAEMON_STOP_MS"
+	summary="$summary; N=$N: write ${twrite} ms, RSS $(awk -v k="$rss1" 'BEGIN { printf "%.1f", k / 1024 }') MiB (after the restart $(awk -v k="$rss2" 'BEGIN { printf "%.1f", k / 1024 }')), $fd1 fds, $idle then $idle2 wake-ups/5 s, ls ${tls} ms, restart to delay ${tdelay} ms, to all adopted ${tserve} ms"
 	(cd "$p" && seq 1 "$N" | sed 's/^/c/' | xargs rmdir) || fail "rmdir of $N cgroups"
 	rmdir "$p" || fail "rmdir $p"
 done
