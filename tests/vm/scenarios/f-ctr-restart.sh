@@ -3,8 +3,9 @@
 # reads memory.oom_control every 100 ms while the server of a --supervise daemon is SIGKILLed;
 # the supervisor keeps the FUSE connection and starts a server that takes it over. Once the
 # new server serves, every read in the container succeeds (before this, every read failed
-# from the crash on: the bind mount kept the dead connection). Reads during the gap wait for
-# the new server. Then SIGTERM: everything handed back, unmounted, the supervisor exits 0.
+# from the crash on: the bind mount kept the dead connection). Reads begun in the gap wait for
+# the new server; one in flight at the SIGKILL whose file the dead server opened may answer
+# ESTALE (docs/DESIGN.md, "Survival"). Then SIGTERM: everything handed back, unmounted, the supervisor exits 0.
 # Figures: reads before, during and after the gap (ok/failed), the gap, the slowest read.
 # timeout: 150
 . /oomd/lib.sh
@@ -44,22 +45,25 @@ echo 1 >"$cg/cgroup.kill"
 nm=$(awk '$2 == "/shadow"' /proc/mounts | wc -l)
 [ "$nm" = 1 ] || fail "$nm mounts on /shadow after the takeover"
 grep -v ' ok$' /tmp/ctr.log | head -n 5
-# classify each read by when it began: before the SIGKILL, in the gap, after the takeover
+# classify each read: done before the SIGKILL; in the gap (in flight at the SIGKILL or begun
+# before the takeover: a file opened by the dead server and read from its successor answers
+# ESTALE, as docs/DESIGN.md "Survival" says — seen once on 6.1, a cat 543 ms long that
+# straddled the SIGKILL); begun after it
 counts=$(awk -v k="$tk" -v s="$ts" '
-	{ w = ($1 < k) ? "pre" : ($1 < s) ? "gap" : "post"; ok = ($3 == "ok")
+	{ w = ($2 < k) ? "pre" : ($1 < s) ? "gap" : "post"; ok = ($3 == "ok")
 	  n[w]++; if (ok) g[w]++; d = $2 - $1; t[w] += d; if (d > m[w]) m[w] = d }
 	END { printf "%d %d %d %d %d %d %d %d %d %d %d", n["pre"], g["pre"], n["gap"], g["gap"], m["gap"], n["post"], g["post"], m["post"],
 		m["pre"], n["pre"] ? t["pre"] / n["pre"] : 0, n["post"] ? t["post"] / n["post"] : 0 }' /tmp/ctr.log)
 set -- $counts
 npre=$1 okpre=$2 ngap=$3 okgap=$4 mgap=$5 npost=$6 okpost=$7 mpost=$8 mpre=$9 apre=${10} apost=${11}
-[ "$okpre" = "$npre" ] || fail "$((npre - okpre)) of $npre reads failed BEFORE the SIGKILL"
+[ "$okpre" = "$npre" ] || fail "$((npre - okpre)) of $npre reads done before the SIGKILL failed"
 [ "$npost" -ge 15 ] || fail "only $npost reads after the takeover"
 [ "$okpost" = "$npost" ] || fail "$((npost - okpost)) of $npost reads failed after the takeover: $(awk -v s="$ts" '$1 >= s && $3 != "ok"' /tmp/ctr.log | head -n 3)"
 stop_daemon
 [ "$DAEMON_STOP" = term ] || fail "the supervisor did not stop on SIGTERM ($DAEMON_STOP)"
 _mounted /shadow && fail "/shadow still mounted after SIGTERM"
 grep -q 'supervisor: server stopped (status 0)' /tmp/oomdelayfs.log || fail "the server did not stop cleanly under the supervisor"
-pass "container reads: $okpre/$npre ok begun before the SIGKILL (mean $apre ms, slowest $mpre ms: one waited for the" \
-	"new server); gap $((ts - tk)) ms to the takeover, $okgap/$ngap reads begun in it ok (slowest ${mgap} ms);" \
+pass "container reads: $okpre/$npre done before the SIGKILL ok (mean $apre ms, slowest $mpre ms);" \
+	"gap $((ts - tk)) ms to the takeover, $okgap/$ngap reads in flight or begun in it ok (slowest ${mgap} ms);" \
 	"after it $okpost/$npost ok (mean $apost ms, slowest ${mpost} ms);" \
 	"SIGTERM: handed back and unmounted"
