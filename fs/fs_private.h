@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -302,9 +303,12 @@ struct od_shadowfs {
 	uint64_t page_size;
 	mode_t umask;       /* the daemon's own umask, undone on mkdir */
 	char *mountpoint;
-	gint running;
+	gint running;       /* 1 while od_shadowfs_run's loop runs, 2 once it returned */
 	gint exiting;
-	GThread *nudge;
+	pthread_t loop_thread; /* the thread in fuse_session_loop_mt (valid while running is 1) */
+	GThread *waker;     /* interrupts that loop until it returns (session.c) */
+	gint exiting_done;  /* od_shadowfs_free: the waker stops */
+	GMutex wake_lock;   /* running 1 -> 2 vs. the waker's pthread_kill */
 	/* open files and directories the kernel has not released yet; whatever is
 	 * left when the loop ends is closed by od_shadowfs_free() */
 	GMutex handles_lock;

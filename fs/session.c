@@ -2,9 +2,19 @@
  * kept connection over, takeover.c), serve on a bounded pool of workers, stop (with
  * or without the unmount). Stopping must make fuse_session_loop_mt()
  * return even when every worker sits in read(2) on /dev/fuse and the mount is
- * busy (a lazy unmount then leaves the connection alive): after setting the
- * exit flag we send the mount one request of our own, which wakes a worker
- * that then sees the flag; libfuse cancels the others.
+ * busy (a lazy unmount then leaves the connection alive), and must not send the
+ * mount a request of its own: when the connection is kept for a successor, a
+ * request no worker answers waits (request_wait_answer, uninterruptible) until the
+ * successor serves it, and whoever made it (a thread of ours, or a child) keeps our
+ * exit, or the unit's cgroup, waiting for a successor that systemd starts only
+ * once the cgroup is empty (issue 19). So after setting the exit flag we interrupt
+ * the loop's own thread: libfuse 3.14's fuse_session_loop_mt waits for a worker's
+ * end in sem_wait(), which a signal handler installed without SA_RESTART
+ * interrupts; the loop then sees the flag and cancels every worker (read(2) is a
+ * cancellation point; a worker handling a request finishes it first). The workers
+ * themselves block every signal (libfuse's fuse_start_thread). The signal is
+ * repeated until the loop has returned: one that lands between the loop's check of
+ * the flag and its sem_wait() would be lost.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,12 +23,16 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "fs_private.h"
 #include "v1state.h"
 
 #define FS_DEFAULT_THREADS 16
+/* Not used elsewhere in the daemon (ec_signal.c has SIGRTMIN + 7). */
+#define FS_WAKE_SIGNAL (SIGRTMIN + 6)
+#define FS_WAKE_EVERY_US 20000
 
 void od_shadowfs_opts_defaults(od_shadowfs_opts *o)
 {
@@ -99,6 +113,7 @@ od_shadowfs *od_shadowfs_new(int root_fd, const char *mountpoint, od_controller 
 	if (fs->opts.max_threads == 0)
 		fs->opts.max_threads = FS_DEFAULT_THREADS;
 	g_mutex_init(&fs->handles_lock);
+	g_mutex_init(&fs->wake_lock);
 	fs->handles = g_hash_table_new(g_direct_hash, g_direct_equal);
 	long ps = sysconf(_SC_PAGESIZE);
 	fs->page_size = ps > 0 ? (uint64_t)ps : 4096;
@@ -189,23 +204,39 @@ fail_kept:
 	return NULL;
 }
 
+static void on_wake(int sig)
+{
+	(void)sig; /* its only purpose is to interrupt the loop's sem_wait() */
+}
+
 int od_shadowfs_run(od_shadowfs *fs)
 {
-	if (g_atomic_int_get(&fs->exiting))
-		return 0;
-	struct fuse_loop_config *cfg = fuse_loop_cfg_create();
-	if (!cfg)
-		return ENOMEM;
-	fuse_loop_cfg_set_max_threads(cfg, fs->opts.max_threads);
-	/* One /dev/fuse descriptor per worker (no thundering herd on a single fd) where
-	 * the kernel cannot re-queue a dead server's requests (those read on a clone fail
-	 * with ECONNABORTED when it dies instead of waiting forever), or where nobody keeps
-	 * the connection anyway (takeover.c). */
-	fuse_loop_cfg_set_clone_fd(cfg, !fs->opts.kept_outside || fs_survival_clone_fd(fs));
+	struct sigaction sa = { .sa_handler = on_wake, .sa_flags = 0 }; /* no SA_RESTART */
+	sigemptyset(&sa.sa_mask);
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, FS_WAKE_SIGNAL);
+	if (sigaction(FS_WAKE_SIGNAL, &sa, NULL) < 0 || pthread_sigmask(SIG_UNBLOCK, &set, NULL) != 0)
+		return errno ? errno : EINVAL;
+	fs->loop_thread = pthread_self();
 	g_atomic_int_set(&fs->running, 1);
-	int r = fuse_session_loop_mt(fs->se, cfg);
-	g_atomic_int_set(&fs->running, 0);
-	fuse_loop_cfg_destroy(cfg);
+	int r = 0;
+	struct fuse_loop_config *cfg = NULL;
+	if (!g_atomic_int_get(&fs->exiting) && (cfg = fuse_loop_cfg_create()) != NULL) {
+		fuse_loop_cfg_set_max_threads(cfg, fs->opts.max_threads);
+		/* One /dev/fuse descriptor per worker (no thundering herd on a single fd) where
+		 * the kernel cannot re-queue a dead server's requests (those read on a clone fail
+		 * with ECONNABORTED when it dies instead of waiting forever), or where nobody keeps
+		 * the connection anyway (takeover.c). */
+		fuse_loop_cfg_set_clone_fd(cfg, !fs->opts.kept_outside || fs_survival_clone_fd(fs));
+		r = fuse_session_loop_mt(fs->se, cfg);
+		fuse_loop_cfg_destroy(cfg);
+	} else if (!g_atomic_int_get(&fs->exiting)) {
+		r = -ENOMEM;
+	}
+	g_mutex_lock(&fs->wake_lock); /* no signal to this thread once it may have ended */
+	g_atomic_int_set(&fs->running, 2);
+	g_mutex_unlock(&fs->wake_lock);
 	if (g_atomic_int_get(&fs->exiting))
 		return 0; /* ENODEV and the like after our own unmount are the normal end */
 	if (r < 0)
@@ -213,13 +244,22 @@ int od_shadowfs_run(od_shadowfs *fs)
 	return r > 0 ? EINTR : 0; /* libfuse returns a signal number when one ended the loop */
 }
 
-static gpointer nudge_thread(gpointer data)
+/* Interrupts the loop's thread until od_shadowfs_run has returned (or the session is
+ * freed without ever having run). */
+static gpointer waker_thread(gpointer data)
 {
-	int fd = GPOINTER_TO_INT(data);
-	struct stat st;
-	/* attr timeout 0: this fstat is a GETATTR round trip through the mount */
-	(void)fstat(fd, &st);
-	close(fd);
+	od_shadowfs *fs = data;
+	int state;
+	for (;;) {
+		g_mutex_lock(&fs->wake_lock);
+		state = g_atomic_int_get(&fs->running);
+		if (state == 1)
+			pthread_kill(fs->loop_thread, FS_WAKE_SIGNAL);
+		g_mutex_unlock(&fs->wake_lock);
+		if (state == 2 || g_atomic_int_get(&fs->exiting_done))
+			return NULL;
+		g_usleep(FS_WAKE_EVERY_US);
+	}
 	return NULL;
 }
 
@@ -238,40 +278,15 @@ static void unmount(od_shadowfs *fs)
 static void stop(od_shadowfs *fs)
 {
 	fuse_session_exit(fs->se);
-	/* Opening the root with O_PATH sends nothing; only the fstat in the helper
-	 * thread does, and that one may wait until a worker is free, so it must not
-	 * be this thread (which may be one libfuse needs). */
-	int fd = fs->mountpoint ? open(fs->mountpoint, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
-	if (fd >= 0 && g_atomic_int_get(&fs->keep_mount)) {
-		/* The connection outlives us: if a worker reads the GETATTR after libfuse's
-		 * loop has decided to end, it drops it unanswered, and the caller then waits
-		 * uninterruptibly (request_wait_answer) for the successor, which would keep a
-		 * thread of ours, and so our exit, hanging. A child process asks instead. */
-		pid_t pid = fork();
-		if (pid == 0) {
-			/* Nothing but the mount: a copy of our /dev/fuse descriptors would keep
-			 * the connection (and the request it waits on) alive. */
-			if (fd > 0)
-				close_range(0, (unsigned)fd - 1, 0);
-			close_range((unsigned)fd + 1, ~0U, 0);
-			struct stat st;
-			(void)fstat(fd, &st);
-			_exit(0);
-		}
-		if (pid < 0)
-			g_warning("stopping the shadow tree: fork for the wake-up: %s", g_strerror(errno));
-		close(fd);
-	} else if (fd >= 0) {
-		GError *e = NULL;
-		fs->nudge = g_thread_try_new("oomd-fs-stop", nudge_thread, GINT_TO_POINTER(fd), &e);
-		if (!fs->nudge) {
-			g_warning("stopping the shadow tree: cannot start the wake-up thread: %s", e->message);
-			g_error_free(e);
-			close(fd);
-		}
-	} else if (fs->mountpoint) {
-		g_warning("stopping the shadow tree: cannot open %s to wake the workers: %s",
-			  fs->mountpoint, g_strerror(errno));
+	GError *e = NULL;
+	fs->waker = g_thread_try_new("oomd-fs-stop", waker_thread, fs, &e);
+	if (!fs->waker) {
+		g_warning("stopping the shadow tree: cannot start the wake-up thread: %s", e->message);
+		g_error_free(e);
+		g_mutex_lock(&fs->wake_lock); /* one try; a lost one leaves the loop waiting */
+		if (g_atomic_int_get(&fs->running) == 1)
+			pthread_kill(fs->loop_thread, FS_WAKE_SIGNAL);
+		g_mutex_unlock(&fs->wake_lock);
 	}
 	/* Lazy unmount: processes with files open keep them until they close them. */
 	unmount(fs);
@@ -335,10 +350,13 @@ void od_shadowfs_free(od_shadowfs *fs)
 	fs_ctlwatch_free(fs->ctlw);
 	fs_evctl_free(fs->evctl);
 	fs_poller_free(fs->poller);
+	if (fs->waker) {
+		g_atomic_int_set(&fs->exiting_done, 1); /* freed without having run: nothing to wake */
+		g_thread_join(fs->waker);
+	}
+	g_mutex_clear(&fs->wake_lock);
 	if (fs->se)
-		fuse_session_destroy(fs->se); /* closes /dev/fuse: a pending nudge fails and returns */
-	if (fs->nudge)
-		g_thread_join(fs->nudge);
+		fuse_session_destroy(fs->se);
 	fs_inodes_free(fs->inodes);
 	fs_survival_free(fs);
 	g_free(fs->mountpoint);
