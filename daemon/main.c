@@ -221,7 +221,8 @@ int main(int argc, char **argv)
 			return fail(rc, NULL, err);
 		/* Before opening the cgroup root: a stale mount over it must go first. Not
 		 * our own kept mount: it is alive, only unserved until we serve it. */
-		if (!takeover && (rc = od_check_mountpoint(o.mountpoint, &err)) != OD_EXIT_OK)
+		if (!takeover && ((rc = od_make_mountpoint(o.mountpoint, o.mountpoint_default, &err)) != OD_EXIT_OK ||
+				  (rc = od_check_mountpoint(o.mountpoint, &err)) != OD_EXIT_OK))
 			return fail(rc, NULL, err);
 	}
 	int root_fd = -1;

@@ -33,10 +33,13 @@ static const char summary[] =
 	"SIGINT/SIGTERM hand every cgroup back to the kernel (real memory.max = L, the\n"
 	"user's memory.high, thawed, state removed) and unmount. SIGHUP is ignored.\n"
 	"\n"
+	"MOUNTPOINT defaults to " OD_MOUNTPOINT_DEFAULT "; a missing MOUNTPOINT is made\n"
+	"(mkdir, its parent must exist; " OD_RUNTIME_DIR " is made too).\n"
 	"Every option may also be set in the configuration file " OD_CONFIG_DEFAULT "\n"
 	"(glib key file, group [oomdelayfs], key = the long option's name, e.g.\n"
 	"\"kill-mode = group\"; \"mountpoint = PATH\"; flags take true or false, and\n"
-	"--no-allow-other is \"allow-other = false\"). The command line wins over the file.\n"
+	"--no-allow-other is \"allow-other = false\"). The command line wins over the file;\n"
+	"the systemd unit passes no option, so every key of the file counts.\n"
 	"\n"
 	"oomdelayfs status [--json | --metrics] [--socket PATH]\n"
 	"      asks the running daemon over its status socket: every managed cgroup with\n"
@@ -514,7 +517,7 @@ int od_options_parse(od_options *o, int argc, char **argv, GError **err)
 	entries[NOPTS] = (GOptionEntry){ G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest,
 					 NULL, NULL };
 	entries[NOPTS + 1] = (GOptionEntry){ NULL, 0, 0, 0, NULL, NULL, NULL };
-	GOptionContext *ctx = g_option_context_new("MOUNTPOINT");
+	GOptionContext *ctx = g_option_context_new("[MOUNTPOINT]");
 	GOptionGroup *grp = g_option_group_new("oomdelayfs", "oomdelayfs options", "Options", &p, NULL);
 	g_option_group_add_entries(grp, entries);
 	g_option_context_set_main_group(ctx, grp);
@@ -551,9 +554,9 @@ int od_options_parse(od_options *o, int argc, char **argv, GError **err)
 				    "--release-all takes no MOUNTPOINT (it does not mount)");
 		g_clear_pointer(&o->mountpoint, g_free); /* the file's mountpoint does not count */
 	} else if (!o->mountpoint) {
-		g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
-			    "MOUNTPOINT missing (an argument, or mountpoint = in %s; see --help)",
-			    o->config ? o->config : OD_CONFIG_DEFAULT);
+		/* The unit passes nothing the file can set: the file's keys win there. */
+		o->mountpoint = g_strdup(OD_MOUNTPOINT_DEFAULT);
+		o->mountpoint_default = true;
 	}
 	if (err && *err)
 		rc = OD_EXIT_USAGE;

@@ -105,6 +105,25 @@ static bool match_mnt(const char *mnt, const char *type, const char *src, void *
 	return false;
 }
 
+/* mkdir(2) only looks the last component up in its parent (filename_create): an
+ * existing name is EEXIST without following a mount on it, so no request reaches a
+ * FUSE mount there, served or not. */
+static int make_dir(const char *path, GError **err)
+{
+	if (mkdir(path, 0755) == 0 || errno == EEXIST)
+		return OD_EXIT_OK;
+	int e = errno;
+	g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(e), "mountpoint %s: mkdir: %s%s", path,
+		    g_strerror(e), e == ENOENT ? " (its parent directory is missing)" : "");
+	return OD_EXIT_MOUNTPOINT;
+}
+
+int od_make_mountpoint(const char *mountpoint, bool is_default, GError **err)
+{
+	int rc = is_default ? make_dir(OD_RUNTIME_DIR, err) : OD_EXIT_OK;
+	return rc == OD_EXIT_OK ? make_dir(mountpoint, err) : rc;
+}
+
 int od_check_mountpoint(const char *mountpoint, GError **err)
 {
 	struct stat st;

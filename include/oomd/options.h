@@ -10,6 +10,10 @@
 
 #define OD_CONFIG_DEFAULT "/etc/oomdelayfs/oomdelayfs.conf"
 #define OD_STATUS_SOCKET_DEFAULT "/run/oomdelayfs/status.sock"
+/* The mount point when neither the command line nor the file names one; the daemon
+ * makes it (and /run/oomdelayfs) itself (startup.h: od_make_mountpoint). */
+#define OD_MOUNTPOINT_DEFAULT "/run/oomdelayfs/shadow"
+#define OD_RUNTIME_DIR "/run/oomdelayfs"
 
 /* Exit codes (documented in --help). */
 enum {
@@ -24,7 +28,8 @@ enum {
 };
 
 typedef struct {
-	char *mountpoint;   /* NULL with --release-all */
+	char *mountpoint;   /* NULL with --release-all; else given or OD_MOUNTPOINT_DEFAULT */
+	bool mountpoint_default; /* neither the command line nor the file named one */
 	char *cgroup_root;  /* NULL: found from the mount table */
 	oe_config cfg;
 	bool allow_other;   /* false with --no-allow-other */

@@ -13,6 +13,11 @@ int od_check_fuse(GError **err);
  * stale FUSE mount ("Transport endpoint is not connected") is detached with
  * umount2(MNT_DETACH) and the check goes on. */
 int od_check_mountpoint(const char *mountpoint, GError **err);
+/* A fresh start's mount point: mkdir(2) it (and OD_RUNTIME_DIR first when it is the
+ * default), EEXIST counting as done. Never stat(2)s it: the path may be our own kept
+ * mount, whose server is not running yet (issue 19: `mkdir -p` in ExecStartPre hung
+ * there, request_wait_answer <- fuse_do_getattr). Its parent must exist. */
+int od_make_mountpoint(const char *mountpoint, bool is_default, GError **err);
 
 /* Finds the cgroup2 mount (libcgroup, then /proc/self/mountinfo) unless path is
  * given, opens it O_RDONLY|O_DIRECTORY, checks it is cgroup2 (statfs) and that
