@@ -9,7 +9,7 @@ build=$1 src=$2
 command -v systemd-analyze >/dev/null || { echo "verify-unit: FAIL systemd-analyze not found (package systemd)"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-sed -e "s#^ExecStart=[^ ]*/oomdelayfs #ExecStart=$build/daemon/oomdelayfs #" \
+sed -e "s#^ExecStart=[^ ]*/oomdelayfs\( \|$\)#ExecStart=$build/daemon/oomdelayfs\1#" \
 	-e "s#^ExecStop=[^ ]*/oomdelayfs-stop #ExecStop=$src/packaging/oomdelayfs-stop #" \
 	"$build/packaging/oomdelayfs.service" >"$tmp/oomdelayfs.service"
 rc=0
