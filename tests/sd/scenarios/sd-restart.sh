@@ -1,0 +1,41 @@
+#!/bin/sh
+# sd-restart (issue 19, failure 2): `systemctl restart oomdelayfs`, the command docs/OPERATIONS.md
+# gives, while the daemon holds a cgroup and two readers read through the shadow. The restart job
+# makes oomdelayfs-stop send SIGUSR2: the daemon stops serving, keeps the mount and the holds,
+# exits 75; systemd starts it again with the kept connection once the unit's cgroup is empty.
+# Nothing of ours may touch the mount while no server serves it: a child the daemon forked for
+# the hand-over used to stay there in state D (fuse_do_getattr <- vfs_fstat) and the restart took
+# 4 minutes (4 x TimeoutStopSec, "unclean termination").
+# Asserts: `systemctl restart` returns and the same mount is served by a new main process within
+# 5 s; no read begun after that fails, none hangs, the longest read under 3 s; the deadline
+# unchanged, held until it, the kill on time; NRestarts unchanged (not a failure) and Result
+# success; oomdelayfs-stop chose SIGUSR2; the unit's cgroup holds the new daemon alone; no
+# unclean termination, left-over process or time-out in the journal.
+# Cgroup (in a Delegate=yes unit): h, L = 32M, T = 15 s, a hog held.
+# Figures: the restart command's time, time until served, the readers, the kill's lateness.
+# timeout: 150
+. /payload/lib.sh
+sd_install
+sd_hold_setup restart 15000
+reader_start "$(shadow_of "$HCG")/memory.oom_control" 8000 2
+sleep 2
+old=$(sd_mainpid)
+nr0=$(systemctl show -p NRestarts --value oomdelayfs)
+t0=$(now_ms)
+systemctl restart oomdelayfs >/run/oomd-sd/restart.log 2>&1 || { cat /run/oomd-sd/restart.log; fail "systemctl restart oomdelayfs failed"; }
+tcmd=$(($(now_ms) - t0))
+sd_wait_served "$old" "$t0" "systemctl restart"
+[ "$SERVED_MS" -lt 5000 ] || fail "served again only $SERVED_MS ms after systemctl restart began"
+dead "$old" || fail "the old daemon (pid $old) is still alive"
+sd_reader_check "$SERVED_AT"
+[ "$GAP_MS" -lt 3000 ] || fail "a read waited $GAP_MS ms across the restart"
+sd_hold_check
+[ "$(systemctl show -p NRestarts --value oomdelayfs)" = "$nr0" ] || fail "NRestarts moved: $(sd_show)"
+[ "$(systemctl show -p Result --value oomdelayfs)" = success ] || fail "$(sd_show)"
+[ -n "$(sd_journal_at_ms '^oomdelayfs-stop: SIGUSR2 to')" ] || fail "oomdelayfs-stop did not send SIGUSR2"
+[ -z "$(sd_journal_at_ms '^oomdelayfs-stop: SIGTERM to')" ] || fail "oomdelayfs-stop sent SIGTERM (hand-back) in a restart"
+sd_check_clean "$NEWPID"
+pass "systemctl restart: returned after $tcmd ms, pid $NEWPID served the same mount ($MOUNT_ID) $SERVED_MS ms" \
+	"after it began; readers: longest read $GAP_MS ms, failed $RFAILED (all before it served), none" \
+	"hung; hold kept (deadline unchanged), the kernel's kill $KILL_LATE ms after the deadline; $(sd_show);" \
+	"SIGUSR2 by oomdelayfs-stop; the unit's cgroup: the daemon alone; no unclean termination"
