@@ -29,7 +29,9 @@ sd_hold_check
 nr1=$(systemctl show -p NRestarts --value oomdelayfs)
 [ "$nr1" = $((nr0 + 1)) ] || fail "NRestarts $nr0 -> $nr1, not one more"
 sd_check_clean "$NEWPID"
+shown=$(sd_show)
+sd_leave_clean
 pass "SIGKILL of pid $old: pid $NEWPID served the same mount ($MOUNT_ID) after $SERVED_MS ms;" \
 	"readers: longest read $GAP_MS ms, failed $RFAILED (all begun before it served), none hung;" \
-	"hold kept (deadline unchanged), the kernel's kill $KILL_LATE ms after the deadline; $(sd_show);" \
+	"hold kept (deadline unchanged), the kernel's kill $KILL_LATE ms after the deadline; $shown;" \
 	"the unit's cgroup: the daemon alone; no unclean termination"

@@ -35,7 +35,9 @@ sd_hold_check
 [ -n "$(sd_journal_at_ms '^oomdelayfs-stop: SIGUSR2 to')" ] || fail "oomdelayfs-stop did not send SIGUSR2"
 [ -z "$(sd_journal_at_ms '^oomdelayfs-stop: SIGTERM to')" ] || fail "oomdelayfs-stop sent SIGTERM (hand-back) in a restart"
 sd_check_clean "$NEWPID"
+shown=$(sd_show)
+sd_leave_clean
 pass "systemctl restart: returned after $tcmd ms, pid $NEWPID served the same mount ($MOUNT_ID) $SERVED_MS ms" \
 	"after it began; readers: longest read $GAP_MS ms, failed $RFAILED (all before it served), none" \
-	"hung; hold kept (deadline unchanged), the kernel's kill $KILL_LATE ms after the deadline; $(sd_show);" \
+	"hung; hold kept (deadline unchanged), the kernel's kill $KILL_LATE ms after the deadline; $shown;" \
 	"SIGUSR2 by oomdelayfs-stop; the unit's cgroup: the daemon alone; no unclean termination"

@@ -54,8 +54,10 @@ sd_hold_check
 [ "$(systemctl show -p NRestarts --value oomdelayfs)" = "$nr0" ] || fail "NRestarts moved: $(sd_show)"
 [ "$(systemctl show -p Result --value oomdelayfs)" = success ] || fail "$(sd_show)"
 sd_check_clean "$NEWPID"
+shown=$(sd_show)
+sd_leave_clean
 pass "dpkg -i $v0 -> $v1: $tdpkg ms; pid $NEWPID (the new /usr/bin/oomdelayfs, inode $ino0 -> $ino1)" \
 	"served the same mount ($MOUNT_ID) $served ms after the old server's SIGUSR2 ($SERVED_MS ms after" \
 	"dpkg began); readers: longest read $GAP_MS ms, failed $RFAILED (all before it served), none hung;" \
-	"hold kept (deadline unchanged), the kernel's kill $KILL_LATE ms after the deadline; $(sd_show);" \
+	"hold kept (deadline unchanged), the kernel's kill $KILL_LATE ms after the deadline; $shown;" \
 	"no SIGTERM (nothing handed back); the unit's cgroup: the daemon alone; no unclean termination"

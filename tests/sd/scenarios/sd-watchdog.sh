@@ -53,8 +53,10 @@ sd_reader_check "$SERVED_AT"
 
 sd_hold_check
 sd_check_clean "$NEWPID"
+shown=$(sd_show)
+sd_leave_clean
 pass "WatchdogUSec=$wd; (a) SIGSTOP: the watchdog fired after $a_stall ms, pid $a_new served the same" \
 	"mount ($MOUNT_ID) $a_served ms after it; reader: longest read $a_gap ms (the stop itself), failed" \
 	"$a_failed, none after it served; (b) systemctl kill -s SIGABRT: pid $NEWPID served after $SERVED_MS ms," \
 	"longest read $GAP_MS ms, failed $RFAILED, none after; hold kept (deadline unchanged), the kernel's" \
-	"kill $KILL_LATE ms after the deadline; $(sd_show); the unit's cgroup: the daemon alone; no unclean termination"
+	"kill $KILL_LATE ms after the deadline; $shown; the unit's cgroup: the daemon alone; no unclean termination"
