@@ -34,7 +34,7 @@ static const char summary[] =
 	"user's memory.high, thawed, state removed) and unmount. SIGHUP is ignored.\n"
 	"\n"
 	"MOUNTPOINT defaults to " OD_MOUNTPOINT_DEFAULT "; a missing MOUNTPOINT is made\n"
-	"(mkdir, its parent must exist; " OD_RUNTIME_DIR " is made too).\n"
+	"(mkdir; its parent must exist, but the default's " OD_RUNTIME_DIR " is made too).\n"
 	"Every option may also be set in the configuration file " OD_CONFIG_DEFAULT "\n"
 	"(glib key file, group [oomdelayfs], key = the long option's name, e.g.\n"
 	"\"kill-mode = group\"; \"mountpoint = PATH\"; flags take true or false, and\n"

@@ -129,3 +129,23 @@ Test(config, release_all_ignores_the_files_mountpoint, .fini = fini)
 	cr_expect_eq(parse(&o, &err, "--release-all", "/mnt/y", NULL), OD_EXIT_USAGE);
 	g_clear_error(&err);
 }
+
+/* The unit passes no option (issue 19): the file's mountpoint and cgroup-root are used, and
+ * without them the defaults are what the unit used to pass. */
+Test(config, no_arguments_the_files_keys_or_the_defaults, .fini = fini)
+{
+	write_conf("[oomdelayfs]\nmountpoint = /mnt/x\ncgroup-root = /sys/fs/cgroup/sub\n");
+	od_options o;
+	GError *err = NULL;
+	cr_assert_eq(parse(&o, &err, NULL, NULL, NULL), OD_EXIT_OK, "%s", err ? err->message : "");
+	cr_expect_str_eq(o.mountpoint, "/mnt/x");
+	cr_expect_not(o.mountpoint_default);
+	cr_expect_str_eq(o.cgroup_root, "/sys/fs/cgroup/sub");
+	od_options_clear(&o);
+	write_conf("[oomdelayfs]\nkill-mode = group\n");
+	cr_assert_eq(parse(&o, &err, NULL, NULL, NULL), OD_EXIT_OK, "%s", err ? err->message : "");
+	cr_expect_str_eq(o.mountpoint, OD_MOUNTPOINT_DEFAULT);
+	cr_expect(o.mountpoint_default);
+	cr_expect_null(o.cgroup_root, "found from the mount table at start");
+	od_options_clear(&o);
+}
