@@ -13,12 +13,8 @@
 # served), the kill's lateness, NRestarts and Result.
 # timeout: 150
 . /payload/lib.sh
-sd_install
-sd_hold_setup crash 15000
-reader_start "$(shadow_of "$HCG")/memory.oom_control" 8000 2
-sleep 2
-old=$(sd_mainpid)
-nr0=$(systemctl show -p NRestarts --value oomdelayfs)
+sd_arm crash 15000 8000
+old=$OLDPID nr0=$NR0
 t0=$(now_ms)
 kill -KILL "$old" || fail "kill -KILL $old failed"
 sd_wait_served "$old" "$t0" "SIGKILL"

@@ -15,29 +15,28 @@
 # Figures: the restart command's time, time until served, the readers, the kill's lateness.
 # timeout: 150
 . /payload/lib.sh
-sd_install
-sd_hold_setup restart 15000
-reader_start "$(shadow_of "$HCG")/memory.oom_control" 8000 2
-sleep 2
-old=$(sd_mainpid)
-nr0=$(systemctl show -p NRestarts --value oomdelayfs)
+sd_arm restart 15000 8000
+old=$OLDPID nr0=$NR0
 t0=$(now_ms)
 systemctl restart oomdelayfs >/run/oomd-sd/restart.log 2>&1 || { cat /run/oomd-sd/restart.log; fail "systemctl restart oomdelayfs failed"; }
 tcmd=$(($(now_ms) - t0))
 sd_wait_served "$old" "$t0" "systemctl restart"
 [ "$SERVED_MS" -lt 5000 ] || fail "served again only $SERVED_MS ms after systemctl restart began"
 dead "$old" || fail "the old daemon (pid $old) is still alive"
+tusr2=$(sd_journal_at_ms '^oomdelayfs-stop: SIGUSR2 to')
+tserve=$(sd_journal_at_ms '^serving .* on ')
+[ -n "$tusr2" ] && [ -n "$tserve" ] && [ "$tserve" -gt "$tusr2" ] || fail "no SIGUSR2 then 'serving' in the journal"
+outage=$((tserve - tusr2))
 sd_reader_check "$SERVED_AT"
 [ "$GAP_MS" -lt 3000 ] || fail "a read waited $GAP_MS ms across the restart"
 sd_hold_check
 [ "$(systemctl show -p NRestarts --value oomdelayfs)" = "$nr0" ] || fail "NRestarts moved: $(sd_show)"
 [ "$(systemctl show -p Result --value oomdelayfs)" = success ] || fail "$(sd_show)"
-[ -n "$(sd_journal_at_ms '^oomdelayfs-stop: SIGUSR2 to')" ] || fail "oomdelayfs-stop did not send SIGUSR2"
 [ -z "$(sd_journal_at_ms '^oomdelayfs-stop: SIGTERM to')" ] || fail "oomdelayfs-stop sent SIGTERM (hand-back) in a restart"
 sd_check_clean "$NEWPID"
 shown=$(sd_show)
 sd_leave_clean
 pass "systemctl restart: returned after $tcmd ms, pid $NEWPID served the same mount ($MOUNT_ID) $SERVED_MS ms" \
-	"after it began; readers: longest read $GAP_MS ms, failed $RFAILED (all before it served), none" \
+	"after it began (the journal: SIGUSR2 to the new server's 'serving' $outage ms); readers: longest read $GAP_MS ms, failed $RFAILED (all before it served), none" \
 	"hung; hold kept (deadline unchanged), the kernel's kill $KILL_LATE ms after the deadline; $shown;" \
 	"SIGUSR2 by oomdelayfs-stop; the unit's cgroup: the daemon alone; no unclean termination"

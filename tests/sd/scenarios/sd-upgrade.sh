@@ -16,8 +16,7 @@
 # Cgroup (in a Delegate=yes unit): h, L = 32M, T = 20 s, a hog held.
 # timeout: 180
 . /payload/lib.sh
-sd_install
-v0=$(dpkg-query -W -f '${Version}' oomdelayfs)
+v0=$(dpkg-deb -f "$(sd_deb)" Version)
 v1=${v0}+sdup1
 up=/run/oomd-sd/upgrade
 rm -rf "$up" && mkdir -p "$up"
@@ -25,13 +24,11 @@ dpkg-deb -R "$(sd_deb)" "$up/root" || fail "dpkg-deb -R failed"
 sed -i "s/^Version: .*/Version: $v1/" "$up/root/DEBIAN/control"
 dpkg-deb -b "$up/root" "$up/oomdelayfs_${v1}_amd64.deb" >/dev/null || fail "dpkg-deb -b failed"
 rm -rf "$up/root"
-ino0=$(stat -c %i /usr/bin/oomdelayfs)
 
-sd_hold_setup upgrade 20000
-reader_start "$(shadow_of "$HCG")/memory.oom_control" 9000 2
-sleep 2
-old=$(sd_mainpid)
-nr0=$(systemctl show -p NRestarts --value oomdelayfs)
+sd_arm upgrade 20000 9000
+[ "$(dpkg-query -W -f '${Version}' oomdelayfs)" = "$v0" ] || fail "dpkg lists $(dpkg-query -W -f '${Version}' oomdelayfs), not $v0"
+ino0=$(stat -c %i /usr/bin/oomdelayfs)
+old=$OLDPID nr0=$NR0
 t0=$(now_ms)
 dpkg -i "$up/oomdelayfs_${v1}_amd64.deb" >/run/oomd-sd/dpkg-up.log 2>&1 || { cat /run/oomd-sd/dpkg-up.log; fail "dpkg -i of $v1 failed"; }
 tdpkg=$(($(now_ms) - t0))
@@ -39,7 +36,10 @@ sd_wait_served "$old" "$t0" "the upgrade"
 tusr2=$(sd_journal_at_ms '^oomdelayfs-stop: SIGUSR2 to')
 [ -n "$tusr2" ] || fail "oomdelayfs-stop did not send SIGUSR2 in the upgrade"
 [ -z "$(sd_journal_at_ms '^oomdelayfs-stop: SIGTERM to')" ] || fail "the upgrade stopped the daemon (SIGTERM: hand-back)"
-served=$((SERVED_AT - tusr2))
+# dpkg -i returns after the postinst's restart: the journal dates the new server's "serving"
+tserve=$(sd_journal_at_ms '^serving .* on ')
+[ -n "$tserve" ] && [ "$tserve" -gt "$tusr2" ] || fail "no 'serving' line of the new server after the SIGUSR2 in the journal"
+served=$((tserve - tusr2))
 [ "$served" -lt 5000 ] || fail "served again only $served ms after the old server's SIGUSR2"
 [ "$(dpkg-query -W -f '${Version}' oomdelayfs)" = "$v1" ] || fail "dpkg lists $(dpkg-query -W -f '${Version}' oomdelayfs), not $v1"
 ino1=$(stat -c %i /usr/bin/oomdelayfs)
@@ -57,7 +57,6 @@ sd_check_clean "$NEWPID"
 shown=$(sd_show)
 sd_leave_clean
 pass "dpkg -i $v0 -> $v1: $tdpkg ms; pid $NEWPID (the new /usr/bin/oomdelayfs, inode $ino0 -> $ino1)" \
-	"served the same mount ($MOUNT_ID) $served ms after the old server's SIGUSR2 ($SERVED_MS ms after" \
-	"dpkg began); readers: longest read $GAP_MS ms, failed $RFAILED (all before it served), none hung;" \
+	"served the same mount ($MOUNT_ID) $served ms after the old server's SIGUSR2 (journal); readers: longest read $GAP_MS ms, failed $RFAILED (all before it served), none hung;" \
 	"hold kept (deadline unchanged), the kernel's kill $KILL_LATE ms after the deadline; $shown;" \
 	"no SIGTERM (nothing handed back); the unit's cgroup: the daemon alone; no unclean termination"
