@@ -64,18 +64,28 @@ for c in 0 1 2 3 4 5 6; do grep -q "^  $c  " "$out/help.txt" || die "--help lack
 src=$(in_root sh -c 'oomdelayfs status >/dev/null 2>&1; echo $?')
 [ "$src" = 1 ] || die "status without a daemon exited $src, not 1"
 for f in /usr/bin/oomdelayfs /lib/systemd/system/oomdelayfs.service /usr/share/man/man8/oomdelayfs.8.gz \
-	/etc/oomdelayfs/oomdelayfs.conf; do
+	/etc/oomdelayfs/oomdelayfs.conf /etc/oomdelayfs/runtime.conf \
+	/lib/systemd/system/docker.service.d/oomdelayfs.conf /lib/systemd/system/containerd.service.d/oomdelayfs.conf \
+	/lib/systemd/system/podman.service.d/oomdelayfs.conf; do
 	[ -e "$root$f" ] || die "$f not installed"
 done
-in_root dpkg-query -W -f='${Conffiles}\n' oomdelayfs | grep -q /etc/oomdelayfs/oomdelayfs.conf ||
-	die "the configuration file is not a conffile"
+for c in oomdelayfs.conf runtime.conf; do
+	in_root dpkg-query -W -f='${Conffiles}\n' oomdelayfs | grep -q "/etc/oomdelayfs/$c" ||
+		die "/etc/oomdelayfs/$c is not a conffile"
+done
+# the unit runs the daemon with no option (the configuration file's keys win)
+grep -qx 'ExecStart=/usr/bin/oomdelayfs' "$root/lib/systemd/system/oomdelayfs.service" ||
+	die "the unit's ExecStart is not the bare daemon: $(grep ExecStart= "$root/lib/systemd/system/oomdelayfs.service")"
+# the shim's runtime is Debian 12's runc, by its path
+grep -qx 'path=/usr/sbin/runc' "$root/etc/oomdelayfs/runtime.conf" || die "runtime.conf does not name /usr/sbin/runc"
 # every key the shipped file documents, uncommented, must parse (exit 2 is a bad file)
 sed 's/^#\([a-z-]* = \)/\1/' "$root/etc/oomdelayfs/oomdelayfs.conf" >"$root/tmp/all.conf"
 nkeys=$(grep -c '^[a-z-]* = ' "$root/tmp/all.conf")
 crc=$(in_root sh -c 'oomdelayfs --config /tmp/all.conf >/tmp/all.err 2>&1; echo $?')
 [ "$crc" != 2 ] || die "the shipped configuration, uncommented, is refused: $(cat "$root/tmp/all.err")"
 in_root dpkg --purge oomdelayfs >"$out/dpkg-purge.log" 2>&1 || { cat "$out/dpkg-purge.log"; die "purge failed"; }
-[ -e "$root/etc/oomdelayfs/oomdelayfs.conf" ] && die "purge left the configuration file"
+[ -e "$root/etc/oomdelayfs" ] && die "purge left /etc/oomdelayfs: $(ls -A "$root/etc/oomdelayfs")"
+[ -e "$root/lib/systemd/system/docker.service.d/oomdelayfs.conf" ] && die "purge left the docker drop-in"
 [ -e "$root/usr/bin/oomdelayfs" ] && die "purge left the binary"
 say "PASS $(echo "$v" | cut -d' ' -f1-2) installed in a clean bookworm (debootstrap), --version, --help (exit statuses 0-6)," \
 	"status without a daemon exit 1, shipped configuration ($nkeys keys uncommented) accepted (exit $crc), purged"
