@@ -12,12 +12,12 @@
 # reported); NRestarts one more each; the journal says why (watchdog; core-dump or signal). Then: the
 # hold's deadline unchanged, h held until it and the kill on time; the unit's cgroup holds the
 # daemon alone; no unclean termination, left-over process or time-out in the journal.
-# Cgroup (in a Delegate=yes unit): h, L = 32M, T = 40 s, a hog held.
-# timeout: 200
+# Cgroup (in a Delegate=yes unit): h, L = 32M, T = 80 s, a hog held.
+# timeout: 320
 . /payload/lib.sh
 sd_install
 wd=$(systemctl show -p WatchdogUSec --value oomdelayfs)
-sd_hold_setup watchdog 40000
+sd_hold_setup watchdog 80000
 nr0=$(systemctl show -p NRestarts --value oomdelayfs)
 
 # (a) SIGSTOP: the watchdog fires
