@@ -18,4 +18,6 @@ meson test -C "$build" --print-errorlogs --suite unit --suite fs
 # the Debian package: built, lintian-clean, installed into a clean Debian 12 (debootstrap)
 "$top/tests/pkg/test-deb.sh" "$build-deb"
 meson test -C "$build" --print-errorlogs --suite vm --verbose
-meson test -C "$build" --print-errorlogs --suite sd --verbose
+# the .deb test-deb.sh just built is the one the sd scenarios install
+OOMD_SD_DEB=$(ls "$build-deb"/oomdelayfs_*_amd64.deb | grep -v dbgsym | head -n 1) \
+	meson test -C "$build" --print-errorlogs --suite sd --verbose

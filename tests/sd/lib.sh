@@ -25,10 +25,13 @@ MiB=1048576
 mkdir -p /run/oomd-sd
 
 # --- results
-_result() { # the first result of a scenario wins (fail may run in a subshell)
+_result() { # the first result of a scenario wins
 	mkdir -p "$(dirname "$OOMD_RESULT")"
 	[ -s "$OOMD_RESULT" ] || echo "$*" >"$OOMD_RESULT"
 	echo "$*"
+	# called in a subshell (x=$(mkcg ...)): end the scenario's own shell too, so that nothing
+	# runs on after the result (a child's PPID is this shell; $$ is the scenario's shell)
+	[ "$(sh -c 'echo $PPID')" = "$$" ] || kill -TERM "$$" 2>/dev/null
 	exit 0
 }
 pass() { _result "PASS $*"; }
@@ -158,22 +161,24 @@ sd_wait_record() {
 
 # --- a cgroup tree the daemon serves, made the way systemd lets an operator have one:
 # sd_cgtree NAME: a transient service oomdt-NAME (Delegate=yes: the subtree is the unit's, its
-# memory controller enabled) whose one process waits in the leaf "keep"; prints the unit's cgroup
-# directory, in which the scenario makes its cgroups with mkcg. The runner stops oomdt-* units
-# after each scenario.
+# memory controller enabled) whose one process (sleep) is moved to the leaf "keep"; prints the
+# unit's cgroup directory, in which the scenario makes its cgroups with mkcg. The runner stops
+# oomdt-* units after each scenario.
 sd_cgtree() {
 	_u=oomdt-$1
-	systemd-run --unit="$_u" --quiet -p Delegate=yes -p TasksMax=infinity \
-		/bin/sh -c 'mkdir -p /sys/fs/cgroup$(cut -d: -f3 /proc/self/cgroup)/keep &&
-			echo $$ >/sys/fs/cgroup$(cut -d: -f3 /proc/self/cgroup)/keep/cgroup.procs && exec sleep infinity' ||
+	systemd-run --unit="$_u" --quiet -p Delegate=yes -p TasksMax=infinity sleep infinity ||
 		fail "systemd-run $_u failed"
 	_cg=$CGROOT/system.slice/$_u.service
-	wait_for 10000 test -d "$_cg/keep" || fail "$_u: no $_cg/keep"
-	wait_for 5000 grep -q . "$_cg/keep/cgroup.procs" || fail "$_u: its process did not move to keep"
+	wait_for 10000 _main_pid "$_u" || fail "$_u: no main process within 10 s"
+	mkdir -p "$_cg/keep" || fail "mkdir $_cg/keep"
+	echo "$(systemctl show -p MainPID --value "$_u")" >"$_cg/keep/cgroup.procs" ||
+		fail "$_u: cannot move its process to keep"
 	grep -qw memory "$_cg/cgroup.controllers" || fail "$_u: Delegate=yes gave no memory controller ($(cat "$_cg/cgroup.controllers"))"
-	echo +memory >"$_cg/cgroup.subtree_control" || fail "cannot enable +memory in $_cg"
+	grep -qw memory "$_cg/cgroup.subtree_control" || echo +memory >"$_cg/cgroup.subtree_control" ||
+		fail "cannot enable +memory in $_cg"
 	echo "$_cg"
 }
+_main_pid() { [ "$(systemctl show -p MainPID --value "$1" 2>/dev/null)" -gt 0 ] 2>/dev/null; }
 # mkcg PARENT NAME: make PARENT/NAME (memory enabled in PARENT); prints its path
 mkcg() {
 	grep -qw memory "$1/cgroup.subtree_control" || echo +memory >"$1/cgroup.subtree_control" ||

@@ -11,7 +11,8 @@
 # and kernel, and a closing "N passed, N failed, N skipped"; exits non-zero on any failure.
 # Serial logs: DIR/sd/serial-<kernel>-<boot>.log.
 #
-# Environment: OOMD_SD_MEM (MiB, default 2560), OOMD_SD_SMP (default 2), OOMD_SD_PARALLEL (at
+# Environment: OOMD_SD_DEB (the .deb to install; default: scripts/build-deb.sh builds it),
+# OOMD_SD_MEM (MiB, default 2560), OOMD_SD_SMP (default 2), OOMD_SD_PARALLEL (at
 # most N kernels' VMs at once, default 2), OOMD_SD_BOOT_TIMEOUT (seconds a boot may take until
 # the runner starts, default 300), OOMD_SD_SCENARIO_TIMEOUT (default per-scenario time-out, 120),
 # OOMD_SD_APPEND (more kernel command-line words), OOMD_SD_CACHE, OOMD_KERNEL_CACHE, OOMD_VM_KVM=1.
@@ -70,11 +71,17 @@ say() { echo "run-sd: $* ($(($(date +%s) - T0)) s)"; }
 summary_fail() { echo "run-sd: $1"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 
 OOMD_KERNELS=$KERNELS "$TOP/tests/vm/fetch-kernels.sh" "$KCACHE" || summary_fail "cannot get the kernels"
-# the package, as an operator gets it
-rm -rf "$OUT/deb"
-"$TOP/scripts/build-deb.sh" "$OUT/deb" >"$OUT/build-deb.log" 2>&1 ||
-	{ cat "$OUT/build-deb.log"; summary_fail "scripts/build-deb.sh failed"; }
-DEB=$(ls "$OUT"/deb/oomdelayfs_*.deb | grep -v dbgsym | head -n 1)
+# the package, as an operator gets it: built here, or the one OOMD_SD_DEB names (scripts/test.sh
+# passes what tests/pkg/test-deb.sh built from the same tree a moment before: one build saved)
+if [ -n "${OOMD_SD_DEB:-}" ]; then
+	[ -f "$OOMD_SD_DEB" ] || summary_fail "OOMD_SD_DEB=$OOMD_SD_DEB: no such file"
+	DEB=$OOMD_SD_DEB
+else
+	rm -rf "$OUT/deb"
+	"$TOP/scripts/build-deb.sh" "$OUT/deb" >"$OUT/build-deb.log" 2>&1 ||
+		{ cat "$OUT/build-deb.log"; summary_fail "scripts/build-deb.sh failed"; }
+	DEB=$(ls "$OUT"/deb/oomdelayfs_*.deb | grep -v dbgsym | head -n 1)
+fi
 say "package $(basename "$DEB")"
 IMG=$("$HERE/build-image.sh" --deb "$DEB" 2>"$OUT/build-image.log") ||
 	{ cat "$OUT/build-image.log"; summary_fail "build-image.sh failed"; }
