@@ -276,3 +276,103 @@ cpus_up() {
 	done
 	return 0
 }
+
+# --- the daemon replaced while it works (sd-crash, sd-watchdog, sd-restart, sd-upgrade): a hold
+# and readers across the replacement, then what issue 19 asks of it
+# sd_hold_setup NAME T_MS: cgroup h (in a Delegate=yes unit) with L = 32M and T_MS written through
+# the shadow, the kill watcher on, a hog of 200 MiB held in it and frozen (past L + the freeze
+# margin: it cannot reach the ceiling while no server runs). Sets HCG, HOLD_K0 (oom_kill before),
+# HOLD_DL (the persisted deadline, ns) and MOUNT_ID (the shadow's mount: id and device).
+sd_hold_setup() {
+	_top=$(sd_cgtree "$1")
+	[ -d "$_top/keep" ] || fail "no cgroup tree for $1: $_top"
+	HCG=$(mkcg "$_top" h)
+	[ -d "$HCG" ] || fail "no cgroup h: $HCG"
+	echo $((32 * MiB)) >"$(shadow_of "$HCG")/memory.max" || fail "cannot write memory.max through the shadow"
+	echo "$2" >"$(shadow_of "$HCG")/memory.oom_delay_millisecs" || fail "cannot write T through the shadow"
+	HOLD_K0=$(evkey "$HCG" oom_kill)
+	kill_watch "$HCG"
+	start_hog "$HCG" 200
+	wait_for 30000 under_oom "$(shadow_of "$HCG")" || fail "no hold within 30 s"
+	HOLD_DL=$(deadline_ns "$HCG")
+	wait_for 10000 grep -q '^frozen 1' "$HCG/cgroup.events" || fail "the held hog not frozen within 10 s"
+	MOUNT_ID=$(sd_mount_id)
+}
+# sd_arm NAME T_MS READ_MS: the package installed and running, sd_hold_setup NAME T_MS, two
+# readers reading h's memory.oom_control through the shadow for READ_MS, 2 s of them before the
+# event. Sets OLDPID (the daemon to be replaced) and NR0 (NRestarts before).
+sd_arm() {
+	sd_install
+	sd_hold_setup "$1" "$2"
+	reader_start "$(shadow_of "$HCG")/memory.oom_control" "$3" 2
+	sleep 2
+	OLDPID=$(sd_mainpid)
+	NR0=$(systemctl show -p NRestarts --value oomdelayfs)
+}
+# sd_mount_id: "id major:minor" of the shadow's mount (the same mount, not a new one, after a restart)
+sd_mount_id() { awk -v m="$SHADOW" '$5 == m { print $1, $3 }' /proc/self/mountinfo | tail -n 1; }
+# sd_served_new OLDPID: true once the unit is active with another main process that answers a read
+# through the shadow; sets NEWPID. (With Type=notify, active means READY=1: serving.)
+sd_served_new() {
+	_np=$(sd_mainpid)
+	[ "$_np" != 0 ] && [ "$_np" != "$1" ] && sd_active &&
+		timeout -s KILL 2 cat "$(shadow_of "$HCG")/memory.oom_control" >/dev/null 2>&1 || return 1
+	NEWPID=$_np
+}
+# sd_wait_served OLDPID T0_MS WHAT: waits (30 s) for sd_served_new; sets SERVED_AT (ms) and
+# SERVED_MS (from T0_MS); fails unless the same mount is served
+sd_wait_served() {
+	wait_for 30000 sd_served_new "$1" ||
+		fail "$3: no new server within 30 s (main $(sd_mainpid), $(systemctl is-active oomdelayfs))"
+	SERVED_AT=$(now_ms)
+	SERVED_MS=$((SERVED_AT - $2))
+	[ "$(sd_mount_id)" = "$MOUNT_ID" ] || fail "$3: the shadow is another mount now: $MOUNT_ID -> $(sd_mount_id)"
+}
+# sd_reader_check SERVED_AT: the reader ended, none hung, none begun after SERVED_AT failed;
+# sets GAP_MS (its longest single read) and RFAILED (reads failed, all begun before SERVED_AT)
+sd_reader_check() {
+	reader_result >/dev/null
+	[ "$(reader_field hung)" = 0 ] || fail "hung reads: $(cat "$READER_OUT")"
+	_lfs=$(reader_field last_failed_start)
+	[ "${_lfs:-0}" -lt "$1" ] || fail "a read begun $((_lfs - $1)) ms after the new server served failed: $(cat "$READER_OUT")"
+	GAP_MS=$(reader_field slowest_ms)
+	RFAILED="$(reader_field failed) $(reader_field errors)"
+}
+# sd_hold_check: the persisted deadline unchanged, h held until it, the kernel's kill within 1 s
+# after it; sets KILL_LATE (ms)
+sd_hold_check() {
+	_dl2=$(deadline_ns "$HCG")
+	[ "$_dl2" = "$HOLD_DL" ] || fail "the deadline moved: $HOLD_DL -> $_dl2"
+	held_until $((HOLD_DL / 1000000)) "$HCG" "$HOLD_K0" "$HOG_PID"
+	KILL_LATE=$(kill_late "$HCG" "$HOLD_DL")
+	awk -v l="$KILL_LATE" 'BEGIN { exit !(l < 1000) }' || fail "the kill came $KILL_LATE ms after the deadline"
+}
+# sd_check_clean PID: the unit's cgroup holds PID alone, and systemd logged nothing about
+# left-over processes, unclean terminations or time-outs since the scenario began (but the
+# watchdog's own: "State 'stop-watchdog' timed out", its SIGKILL of a daemon that cannot dump)
+sd_check_clean() {
+	_procs=$(sd_unit_procs)
+	[ "$(echo "$_procs" | awk '{print $1}')" = "$1" ] || fail "the unit's cgroup holds: $_procs (main pid $1)"
+	if [ -n "$OOMD_CURSOR" ]; then
+		_j=$(journalctl --no-pager --after-cursor="$OOMD_CURSOR" -u oomdelayfs 2>/dev/null)
+	else
+		_j=$(journalctl --no-pager -u oomdelayfs 2>/dev/null)
+	fi
+	_bad=$(echo "$_j" | grep -iE "unclean termination|left-over process|timed out|result 'timeout'" |
+		grep -v "State 'stop-watchdog' timed out" | head -n 3)
+	[ -z "$_bad" ] || fail "the journal: $_bad"
+}
+# sd_journal_at_ms PATTERN: CLOCK_MONOTONIC ms of the unit's last journal line since the scenario
+# began whose MESSAGE matches PATTERN (grep -E), empty if none
+sd_journal_at_ms() {
+	sd_journal | jq -r --arg p "$1" 'select(.MESSAGE | type == "string" and test($p)) | .__MONOTONIC_TIMESTAMP' |
+		tail -n 1 | awk '$1 { printf "%d", $1 / 1000 }'
+}
+sd_show() { systemctl show -p NRestarts -p Result oomdelayfs | tr '\n' ' ' | sed 's/ $//'; }
+# sd_leave_clean: purge the package (what sd-remove checks in detail), so that a scenario after
+# this one in the same boot finds the system as the image has it (sd-install wants no package)
+sd_leave_clean() {
+	dpkg --purge oomdelayfs >/run/oomd-sd/dpkg-purge-end.log 2>&1 ||
+		{ cat /run/oomd-sd/dpkg-purge-end.log; fail "dpkg --purge at the end failed"; }
+	[ ! -e /run/oomdelayfs ] || fail "/run/oomdelayfs left after the purge: $(ls -la /run/oomdelayfs)"
+}
