@@ -319,12 +319,14 @@ sd_served_new() {
 		timeout -s KILL 2 cat "$(shadow_of "$HCG")/memory.oom_control" >/dev/null 2>&1 || return 1
 	NEWPID=$_np
 }
-# sd_wait_served OLDPID T0_MS WHAT: waits (30 s) for sd_served_new; sets SERVED_AT (ms) and
+# sd_wait_served OLDPID T0_MS WHAT: waits (60 s) for sd_served_new; sets SERVED_AT (ms: when the
+# new server logged "serving", from the journal, so the poll's own pace does not count) and
 # SERVED_MS (from T0_MS); fails unless the same mount is served
 sd_wait_served() {
-	wait_for 30000 sd_served_new "$1" ||
-		fail "$3: no new server within 30 s (main $(sd_mainpid), $(systemctl is-active oomdelayfs))"
-	SERVED_AT=$(now_ms)
+	wait_for 60000 sd_served_new "$1" ||
+		fail "$3: no new server within 60 s (main $(sd_mainpid), $(systemctl is-active oomdelayfs))"
+	SERVED_AT=$(sd_journal_at_ms '^serving .* on ')
+	[ -n "$SERVED_AT" ] && [ "$SERVED_AT" -gt "$2" ] || fail "$3: no 'serving' line of the new server in the journal"
 	SERVED_MS=$((SERVED_AT - $2))
 	[ "$(sd_mount_id)" = "$MOUNT_ID" ] || fail "$3: the shadow is another mount now: $MOUNT_ID -> $(sd_mount_id)"
 }

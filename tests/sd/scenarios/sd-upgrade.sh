@@ -13,8 +13,8 @@
 # until it, the kill on time; oomdelayfs-stop chose SIGUSR2 (no SIGTERM: nothing handed back);
 # Result success, NRestarts unchanged; the unit's cgroup holds the new daemon alone; no unclean
 # termination, left-over process or time-out in the journal.
-# Cgroup (in a Delegate=yes unit): h, L = 32M, T = 60 s (TCG under load: dpkg -i takes 10-30 s), a hog held.
-# timeout: 300
+# Cgroup (in a Delegate=yes unit): h, L = 32M, T = 120 s (TCG under load), a hog held.
+# timeout: 420
 . /payload/lib.sh
 v0=$(dpkg-deb -f "$(sd_deb)" Version)
 v1=${v0}+sdup1
@@ -25,7 +25,7 @@ sed -i "s/^Version: .*/Version: $v1/" "$up/root/DEBIAN/control"
 dpkg-deb -b "$up/root" "$up/oomdelayfs_${v1}_amd64.deb" >/dev/null || fail "dpkg-deb -b failed"
 rm -rf "$up/root"
 
-sd_arm upgrade 60000 9000
+sd_arm upgrade 120000 30000
 [ "$(dpkg-query -W -f '${Version}' oomdelayfs)" = "$v0" ] || fail "dpkg lists $(dpkg-query -W -f '${Version}' oomdelayfs), not $v0"
 ino0=$(stat -c %i /usr/bin/oomdelayfs)
 old=$OLDPID nr0=$NR0
