@@ -109,7 +109,11 @@ class Manifests(unittest.TestCase):
         self.assertEqual(hook_default_shadow(), mountpoint)
         unit = read("packaging/oomdelayfs.service")
         start = re.search(r"^ExecStart=(.*)$", unit, re.M).group(1).split()
-        self.assertEqual(start[-1], mountpoint, "the systemd unit mounts elsewhere")
+        # the unit passes no option (issue 19: the configuration file's keys win); the
+        # daemon's default mount point is where it mounts then
+        unit_mnt = start[-1] if len(start) > 1 else re.search(
+            r'#define OD_MOUNTPOINT_DEFAULT "([^"]*)"', read("include/oomd/options.h")).group(1)
+        self.assertEqual(unit_mnt, mountpoint, "the systemd unit mounts elsewhere")
 
     def test_daemon_options_exist(self):
         if DAEMON is None:
