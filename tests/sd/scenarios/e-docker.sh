@@ -29,7 +29,7 @@ eng_run() {
 	esac
 	_n=$1
 	shift
-	docker run -d --name "$_n" --memory 64m "$@" "$SD_IMAGE" sh -c "$E_PROG" >/dev/null
+	docker run -d --network none --name "$_n" --memory 64m "$@" "$SD_IMAGE" sh -c "$E_PROG" >/dev/null
 }
 eng_pid() { docker inspect -f '{{.State.Pid}}' "$1"; }
 eng_exec() { _n=$1; shift; docker exec "$_n" "$@"; }
@@ -39,15 +39,15 @@ eng_rm() { docker rm -f "$1"; }
 e_body
 
 # --oom-kill-disable: dockerd discards it on cgroup v2 (nothing reaches the runtime)
-w=$(docker run --rm --memory 64m --oom-kill-disable "$SD_IMAGE" true 2>&1)
+w=$(docker run --rm --network none --memory 64m --oom-kill-disable "$SD_IMAGE" true 2>&1)
 echo "$w" | grep -q 'OomKillDisable discarded' || fail "docker run --oom-kill-disable no longer warns (has Docker changed?): $w"
 # an image's label is not a request: refused, with the reason; the user's request in another
 # spelling is taken
 docker import --change 'LABEL org.oomdelayfs.oom_kill_disable=true' "$PAYLOAD/images/rootfs.tar" oomd-labelled >/dev/null ||
 	fail "docker import --change LABEL failed"
-out=$(docker run --rm --memory 64m oomd-labelled true 2>&1) && fail "a container whose image carries the label started: $out"
+out=$(docker run --rm --network none --memory 64m oomd-labelled true 2>&1) && fail "a container whose image carries the label started: $out"
 echo "$out" | grep -q 'comes from the image' || fail "the refusal does not say why: $out"
-docker run -d --name D --memory 64m --label org.oomdelayfs.oom_kill_disable=1 oomd-labelled sleep 3600 >/dev/null ||
+docker run -d --network none --name D --memory 64m --label org.oomdelayfs.oom_kill_disable=1 oomd-labelled sleep 3600 >/dev/null ||
 	fail "the user's --label ...=1 on an image with the label was refused"
 docker exec D cat /sys/fs/cgroup/memory.oom_control | grep -qx 'oom_kill_disable 1' || fail "D: no kill-disable inside"
 docker rm -f D >/dev/null

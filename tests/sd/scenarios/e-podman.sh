@@ -13,7 +13,7 @@ sd_installed || sd_install
 # without the drop-in: crun refuses the field (what the shim is for)
 rm -f /etc/containers/containers.conf.d/oomdelayfs.conf
 sd_image_podman
-out=$(podman run --rm --memory 64m --oom-kill-disable "$SD_IMAGE" true 2>&1) &&
+out=$(podman run --rm --network none --memory 64m --oom-kill-disable "$SD_IMAGE" true 2>&1) &&
 	fail "podman run --oom-kill-disable with crun alone started (has crun changed?): $out"
 # --- docs/CONTAINERS.md, podman
 mkdir -p /etc/containers/containers.conf.d
@@ -27,7 +27,7 @@ eng_run() {
 	esac
 	_n=$1
 	shift
-	podman run -d --name "$_n" --memory 64m "$@" "$SD_IMAGE" sh -c "$E_PROG" >/dev/null
+	podman run -d --network none --name "$_n" --memory 64m "$@" "$SD_IMAGE" sh -c "$E_PROG" >/dev/null
 }
 eng_pid() { podman inspect -f '{{.State.Pid}}' "$1"; }
 eng_exec() { _n=$1; shift; podman exec "$_n" "$@"; }
@@ -36,7 +36,7 @@ eng_logs() { podman logs "$1"; }
 eng_rm() { podman rm -f "$1"; }
 e_body
 # the annotation asks for the kill-disable too
-podman run -d --name D --memory 64m --annotation org.oomdelayfs.oom_kill_disable=true "$SD_IMAGE" sleep 3600 >/dev/null ||
+podman run -d --network none --name D --memory 64m --annotation org.oomdelayfs.oom_kill_disable=true "$SD_IMAGE" sleep 3600 >/dev/null ||
 	fail "podman run --annotation org.oomdelayfs.oom_kill_disable=true failed"
 podman exec D cat /sys/fs/cgroup/memory.oom_control | grep -qx 'oom_kill_disable 1' || fail "D: no kill-disable inside"
 podman rm -f D >/dev/null
