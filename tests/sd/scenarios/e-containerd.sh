@@ -8,7 +8,7 @@
 # RuntimeClass, the CRI plugin loads) and containerd still runs containers.
 # ctr's containers have no cgroup namespace, and runc's cgroup2 mount for them turns the host's
 # nsdelegate off (docs/CONTAINERS.md); the scenario puts it back for those after it.
-# timeout: 300
+# timeout: 900
 . /payload/lib.sh
 command -v containerd >/dev/null || skip "containerd is not in the image"
 systemctl is-active -q containerd || systemctl start containerd || fail "containerd does not start"

@@ -7,7 +7,7 @@
 # the same request given on `docker run` in another spelling works; `--oom-kill-disable` itself
 # is still discarded by dockerd (why a label: dockerlabels.h).
 # Figures: the restart, the hold, the release after the update, the kill's lateness.
-# timeout: 300
+# timeout: 900
 . /payload/lib.sh
 command -v dockerd >/dev/null || skip "docker.io is not in the image"
 # --- docs/CONTAINERS.md, Docker
@@ -18,7 +18,8 @@ cat >/etc/docker/daemon.json <<'JSON'
   "default-runtime": "oomdelayfs"
 }
 JSON
-systemctl restart docker || fail "dockerd does not restart with the documented daemon.json"
+systemctl reload docker || fail "dockerd does not reload the documented daemon.json"
+docker info --format "{{.DefaultRuntime}}" | grep -qx oomdelayfs || fail "dockerd did not take default-runtime oomdelayfs: $(docker info --format "{{.DefaultRuntime}}")"
 sd_image_docker
 
 eng_run() {

@@ -6,7 +6,7 @@
 # keeps its cgroup2; A and B see the shadow over /sys/fs/cgroup, kept across `systemctl restart
 # oomdelayfs`. Beside it: without the drop-in, crun itself refuses --oom-kill-disable.
 # Figures: the restart, the hold, the release after the update, the kill's lateness.
-# timeout: 300
+# timeout: 900
 . /payload/lib.sh
 command -v podman >/dev/null || skip "podman is not in the image"
 sd_installed || sd_install
