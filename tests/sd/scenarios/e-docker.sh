@@ -19,7 +19,8 @@ cat >/etc/docker/daemon.json <<'JSON'
 }
 JSON
 systemctl reload docker || fail "dockerd does not reload the documented daemon.json"
-docker info --format "{{.DefaultRuntime}}" | grep -qx oomdelayfs || fail "dockerd did not take default-runtime oomdelayfs: $(docker info --format "{{.DefaultRuntime}}")"
+_default_rt() { docker info --format "{{.DefaultRuntime}}" 2>/dev/null | grep -qx oomdelayfs; }
+wait_for 30000 _default_rt || fail "dockerd did not take default-runtime oomdelayfs: $(docker info --format "{{.DefaultRuntime}}")"
 sd_image_docker
 
 eng_run() {
