@@ -19,7 +19,7 @@ grep -q 'runtimes.oomdelayfs' /etc/containerd/config.toml ||
 systemctl restart containerd || fail "containerd does not restart with the handler appended"
 wait_for 10000 ctr version >/dev/null 2>&1 || fail "containerd does not answer after the restart"
 containerd config dump >/run/oomd-sd/containerd.dump 2>&1 || fail "containerd config dump failed"
-grep -A6 'runtimes.oomdelayfs\]' /run/oomd-sd/containerd.dump | grep -q 'BinaryName = "/usr/bin/oomdelayfs-runtime"' ||
+sed -n '/runtimes\.oomdelayfs\.options\]/,/BinaryName/p' /run/oomd-sd/containerd.dump | grep -q 'BinaryName = "/usr/bin/oomdelayfs-runtime"' ||
 	fail "containerd config dump has no oomdelayfs handler with the shim: $(grep -A8 'runtimes.oomdelayfs' /run/oomd-sd/containerd.dump | tr '\n' ' ')"
 ctr plugins ls | grep -q 'io.containerd.grpc.v1 *cri .* ok' || fail "the CRI plugin did not load: $(ctr plugins ls | grep cri)"
 sd_image_ctr
