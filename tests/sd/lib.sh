@@ -314,51 +314,51 @@ e_plain() {
 	eng_exec "$1" test -e /sys/fs/cgroup/memory.oom_control && fail "$1 asked for nothing but sees memory.oom_control"
 	return 0
 }
-# e_body: A asks for the kill-disable, B for the delay E_T, C for nothing
+# e_body: oomd-a (A) asks for the kill-disable, B for the delay E_T, C for nothing
 e_body() {
 	sd_installed || sd_install
 	sd_active || systemctl start oomdelayfs || fail "oomdelayfs does not start"
-	for c in A B C; do eng_rm "$c" >/dev/null 2>&1; done
-	eng_run A disable || fail "the container asking for oom_kill_disable did not start"
-	eng_run B delay || fail "the container asking for a delay did not start"
-	eng_run C none || fail "the container asking for nothing did not start"
-	e_view A 0 1
-	e_view B "$E_T" 0
-	e_plain C
+	for c in oomd-a oomd-b oomd-c; do eng_rm "$c" >/dev/null 2>&1; done
+	eng_run oomd-a disable || fail "the container asking for oom_kill_disable did not start"
+	eng_run oomd-b delay || fail "the container asking for a delay did not start"
+	eng_run oomd-c none || fail "the container asking for nothing did not start"
+	e_view oomd-a 0 1
+	e_view oomd-b "$E_T" 0
+	e_plain oomd-c
 	# the view is kept across a restart (the FUSE connection stays in the fd store)
 	_t0=$(now_ms)
 	systemctl restart oomdelayfs || fail "systemctl restart oomdelayfs failed"
 	E_RESTART_MS=$(($(now_ms) - _t0))
-	e_view A 0 1
-	e_view B "$E_T" 0
+	e_view oomd-a 0 1
+	e_view oomd-b "$E_T" 0
 
 	# A: held at L until the limit is raised, then it gets its memory
-	cga=$(e_cg A) pa=$(eng_pid A)
+	cga=$(e_cg oomd-a) pa=$(eng_pid oomd-a)
 	sa=$(shadow_of "$cga")
 	k0=$(evkey "$cga" oom_kill)
-	eng_exec A touch /tmp/go
+	eng_exec oomd-a touch /tmp/go
 	wait_for 30000 under_oom "$sa" || fail "A not held within 30 s (usage $(current "$cga"), real max $(cat "$cga/memory.max"))"
 	held_until $(($(now_ms) + 3000)) "$cga" "$k0" "$pa"
 	_use=$(current "$cga")
 	_t0=$(now_ms)
-	eng_update A "$E_UP" || fail "raising A's limit failed"
-	wait_for 10000 _e_said A rc=0 || fail "A was not released within 10 s of the update (logs: $(eng_logs A 2>&1 | tail -n 2 | tr '\n' ' '))"
+	eng_update oomd-a "$E_UP" || fail "raising A's limit failed"
+	wait_for 10000 _e_said oomd-a rc=0 || fail "A was not released within 10 s of the update (logs: $(eng_logs oomd-a 2>&1 | tail -n 2 | tr '\n' ' '))"
 	E_RELEASE_MS=$(($(now_ms) - _t0))
 	[ "$(evkey "$cga" oom_kill)" = "$k0" ] || fail "A's oom_kill moved"
 	alive "$pa" || fail "A's first process died"
 
 	# B: held until the delay is over, then the kernel kills the hog
-	cgb=$(e_cg B) pb=$(eng_pid B)
+	cgb=$(e_cg oomd-b) pb=$(eng_pid oomd-b)
 	sb=$(shadow_of "$cgb")
 	k0=$(evkey "$cgb" oom_kill)
 	kill_watch "$cgb"
-	eng_exec B touch /tmp/go
+	eng_exec oomd-b touch /tmp/go
 	wait_for 30000 under_oom "$sb" || fail "B not held within 30 s (usage $(current "$cgb"))"
 	dlns=$(deadline_ns "$cgb")
 	held_until $((dlns / 1000000)) "$cgb" "$k0" "$pb"
-	wait_for 10000 _e_said B rc=137 || fail "B's hog not killed within 10 s of the deadline (logs: $(eng_logs B 2>&1 | tail -n 2 | tr '\n' ' '))"
+	wait_for 10000 _e_said oomd-b rc=137 || fail "B's hog not killed within 10 s of the deadline (logs: $(eng_logs oomd-b 2>&1 | tail -n 2 | tr '\n' ' '))"
 	E_KILL_LATE=$(kill_late "$cgb" "$dlns")
 	awk -v l="$E_KILL_LATE" 'BEGIN { exit !(l < 1000) }' || fail "B's kill came $E_KILL_LATE ms after the deadline"
-	for c in A B C; do eng_rm "$c" >/dev/null 2>&1; done
+	for c in oomd-a oomd-b oomd-c; do eng_rm "$c" >/dev/null 2>&1; done
 	E_FIGURES="restart ${E_RESTART_MS} ms with the view kept; A held at $(mib "$_use") MiB for 3 s, released ${E_RELEASE_MS} ms after the update; B killed ${E_KILL_LATE} ms after its ${E_T} ms deadline"
 }

@@ -49,8 +49,8 @@ docker import --change 'LABEL org.oomdelayfs.oom_kill_disable=true' "$PAYLOAD/im
 	fail "docker import --change LABEL failed"
 out=$(docker run --rm --network none --memory 64m oomd-labelled true 2>&1) && fail "a container whose image carries the label started: $out"
 echo "$out" | grep -q 'comes from the image' || fail "the refusal does not say why: $out"
-docker run -d --network none --name D --memory 64m --label org.oomdelayfs.oom_kill_disable=1 oomd-labelled sleep 3600 >/dev/null ||
+docker run -d --network none --name oomd-d --memory 64m --label org.oomdelayfs.oom_kill_disable=1 oomd-labelled sleep 3600 >/dev/null ||
 	fail "the user's --label ...=1 on an image with the label was refused"
-docker exec D cat /sys/fs/cgroup/memory.oom_control | grep -qx 'oom_kill_disable 1' || fail "D: no kill-disable inside"
-docker rm -f D >/dev/null
+docker exec oomd-d cat /sys/fs/cgroup/memory.oom_control | grep -qx 'oom_kill_disable 1' || fail "D: no kill-disable inside"
+docker rm -f oomd-d >/dev/null
 pass "$E_FIGURES; --oom-kill-disable still discarded by dockerd; an image's LABEL refused, the user's label taken"

@@ -36,8 +36,8 @@ eng_logs() { podman logs "$1"; }
 eng_rm() { podman rm -f "$1"; }
 e_body
 # the annotation asks for the kill-disable too
-podman run -d --network none --name D --memory 64m --annotation org.oomdelayfs.oom_kill_disable=true "$SD_IMAGE" sleep 3600 >/dev/null ||
+podman run -d --network none --name oomd-d --memory 64m --annotation org.oomdelayfs.oom_kill_disable=true "$SD_IMAGE" sleep 3600 >/dev/null ||
 	fail "podman run --annotation org.oomdelayfs.oom_kill_disable=true failed"
-podman exec D cat /sys/fs/cgroup/memory.oom_control | grep -qx 'oom_kill_disable 1' || fail "D: no kill-disable inside"
-podman rm -f D >/dev/null
+podman exec oomd-d cat /sys/fs/cgroup/memory.oom_control | grep -qx 'oom_kill_disable 1' || fail "D: no kill-disable inside"
+podman rm -f oomd-d >/dev/null
 pass "$E_FIGURES; crun alone refuses --oom-kill-disable, through the drop-in it holds"
