@@ -203,7 +203,9 @@ char *ocispec_shadow_dir(const char *shadow, const char *prefix, const char *cgr
 	return g_build_filename(shadow, rel, NULL);
 }
 
-char *ocispec_bundle_of(int argc, char **argv)
+/* The index of the command (`create`, `run`) after the runtime's global options, or -1 if
+ * it is another command. */
+static int create_command(int argc, char **argv)
 {
 	/* the runtimes' global options that take a value (runc, crun) */
 	static const char *const with_value[] = { "--root", "--log", "--log-format", "--criu",
@@ -213,6 +215,33 @@ char *ocispec_bundle_of(int argc, char **argv)
 		if (strchr(argv[i], '=') == NULL && g_strv_contains(with_value, argv[i]))
 			i++;
 	if (i >= argc || (strcmp(argv[i], "create") != 0 && strcmp(argv[i], "run") != 0))
+		return -1;
+	return i;
+}
+
+char *ocispec_container_id_of(int argc, char **argv)
+{
+	/* the options of create/run that take a value (runc 1.1, crun 1.8) */
+	static const char *const with_value[] = { "--bundle", "-b", "--console-socket", "--pid-file",
+						  "--preserve-fds", "--config", "-f", NULL };
+	int i = create_command(argc, argv);
+	if (i < 0)
+		return NULL;
+	for (i++; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			return i + 1 < argc ? g_strdup(argv[i + 1]) : NULL;
+		if (argv[i][0] != '-')
+			return g_strdup(argv[i]);
+		if (strchr(argv[i], '=') == NULL && g_strv_contains(with_value, argv[i]))
+			i++;
+	}
+	return NULL;
+}
+
+char *ocispec_bundle_of(int argc, char **argv)
+{
+	int i = create_command(argc, argv);
+	if (i < 0)
 		return NULL;
 	for (i++; i < argc; i++) {
 		if (strcmp(argv[i], "--bundle") == 0 || strcmp(argv[i], "-b") == 0)

@@ -72,6 +72,11 @@ char *ocispec_shadow_dir(const char *shadow, const char *prefix, const char *cgr
  * the current directory. NULL for every other command. */
 char *ocispec_bundle_of(int argc, char **argv);
 
+/* The container ID of the same command line (its first argument that is not an option or an
+ * option's value; runc and crun take it last), or NULL if there is none or it is another
+ * command. */
+char *ocispec_container_id_of(int argc, char **argv);
+
 /* MOUNT_ATTR_RDONLY/NOSUID/NODEV/NOEXEC the config asks for its /sys/fs/cgroup: the options
  * of the mounts[] entry with that destination, and linux.readonlyPaths. (crun makes its
  * read-only remounts after the createRuntime hooks: the mount's flags then are not final.) */

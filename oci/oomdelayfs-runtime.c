@@ -1,25 +1,36 @@
 /* oomdelayfs-runtime - an OCI runtime shim (in the style of nvidia-container-runtime) for
- * Docker and containerd, which have no hooks.d: on `create` and `run` it reads the bundle's
- * config.json and, if the container asks for oomdelayfs (ocispec.h), adds
- * oomdelayfs-oci-hook to hooks.createRuntime and moves disableOOMKiller: true to the
- * org.oomdelayfs.oom_kill_disable annotation (crun refuses the field on cgroup v2, runc
- * ignores it); then it execs the real runtime with the same arguments. Every other
- * command, a container that asks for nothing and a host whose /sys/fs/cgroup is not
- * cgroup v2 go straight through unchanged.
+ * engines without hooks.d (Docker, containerd) and for podman's --oom-kill-disable: on
+ * `create` and `run` it reads the bundle's config.json and, if the container asks for
+ * oomdelayfs (ocispec.h), adds oomdelayfs-oci-hook to hooks.createRuntime and moves
+ * disableOOMKiller: true to the org.oomdelayfs.oom_kill_disable annotation (crun refuses the
+ * field on cgroup v2, runc ignores it); then it execs the real runtime with the same
+ * arguments. A Docker container asks with labels, which the shim copies from dockerd's
+ * config.v2.json into the annotations first (dockerlabels.h). Every other command, a
+ * container that asks for nothing and a host whose /sys/fs/cgroup is not cgroup v2 go straight
+ * through unchanged.
  *
  * Configuration (docs/CONTAINERS.md): the key file /etc/oomdelayfs/runtime.conf
  * (OOMDELAYFS_CONFIG names another):
  *   [runtime]
- *   path=/usr/sbin/runc                         # or /usr/bin/crun; default: runc in PATH
+ *   path=/usr/sbin/runc             # the runtime of oomdelayfs-runtime; default: runc in PATH
+ *   crun=/usr/bin/crun              # the runtime of the shim run under another name, here
+ *                                   # crun (/usr/libexec/oomdelayfs/crun); default: that name
+ *                                   # in PATH
  *   hook=/usr/libexec/oomdelayfs/oomdelayfs-oci-hook
  *   hook-args=--shadow;/run/oomdelayfs/shadow   # a list: extra arguments of the hook
- * and the environment OOMDELAYFS_RUNTIME (the runtime's path) over the file.
+ *   [docker]
+ *   data-root=/var/lib/docker       # dockerd's --data-root (default /var/lib/docker)
+ * and the environment OOMDELAYFS_RUNTIME (the runtime's path) over the file. The name lets
+ * one binary stand in for each engine's own runtime: Docker and containerd run runc by
+ * default on Debian 12, podman crun, and podman knows its runtime's features by its name.
  * Errors in the config.json edit are reported on stderr and fail the create (exit 1): a
  * container that asked to be protected must not start unprotected.
  */
+#include "dockerlabels.h"
 #include "ocispec.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -42,6 +53,7 @@ typedef struct {
 	char *runtime;
 	char *hook;
 	char **hook_args; /* without argv[0] */
+	char *docker_root;
 } ShimConfig;
 
 static void shim_config_clear(ShimConfig *c)
@@ -49,14 +61,43 @@ static void shim_config_clear(ShimConfig *c)
 	g_free(c->runtime);
 	g_free(c->hook);
 	g_strfreev(c->hook_args);
+	g_free(c->docker_root);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(ShimConfig, shim_config_clear)
 
-static gboolean load_config(ShimConfig *c, GError **error)
+/* TRUE if `path` is this program (a runtime setting that names the shim would exec it forever). */
+static gboolean is_self(const char *path)
+{
+	struct stat a, b;
+	return stat(path, &a) == 0 && stat("/proc/self/exe", &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+/* `name` in PATH, skipping this program under that name (/usr/libexec/oomdelayfs/crun is
+ * the shim; the runtime is the next crun). */
+static char *find_runtime(const char *name)
+{
+	const char *path = g_getenv("PATH");
+	g_auto(GStrv) dirs = g_strsplit(path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", ":", -1);
+	for (char **d = dirs; *d != NULL; d++) {
+		g_autofree char *p = g_build_filename(**d ? *d : ".", name, NULL);
+		if (g_file_test(p, G_FILE_TEST_IS_EXECUTABLE) && !g_file_test(p, G_FILE_TEST_IS_DIR) && !is_self(p))
+			return g_steal_pointer(&p);
+	}
+	return NULL;
+}
+
+/* `self`: the name the shim was run under (argv[0]'s last component). */
+static gboolean load_config(ShimConfig *c, const char *self, GError **error)
 {
 	const char *file = g_getenv("OOMDELAYFS_CONFIG");
 	if (file == NULL)
 		file = "/etc/oomdelayfs/runtime.conf";
+	/* run as oomdelayfs-runtime: path= and runc; run as crun (or any other name): that key
+	 * and that name */
+	gboolean as_shim = g_str_has_prefix(self, SHIM);
+	const char *key = as_shim ? "path" : self;
+	const char *name = as_shim ? "runc" : self;
 	g_autoptr(GKeyFile) kf = g_key_file_new();
 	g_autoptr(GError) e = NULL;
 	if (!g_key_file_load_from_file(kf, file, G_KEY_FILE_NONE, &e)) {
@@ -65,24 +106,91 @@ static gboolean load_config(ShimConfig *c, GError **error)
 			return FALSE;
 		}
 	} else {
-		c->runtime = g_key_file_get_string(kf, "runtime", "path", NULL);
+		c->runtime = g_key_file_get_string(kf, "runtime", key, NULL);
 		c->hook = g_key_file_get_string(kf, "runtime", "hook", NULL);
 		c->hook_args = g_key_file_get_string_list(kf, "runtime", "hook-args", NULL, NULL);
+		c->docker_root = g_key_file_get_string(kf, "docker", "data-root", NULL);
 	}
 	if (g_getenv("OOMDELAYFS_RUNTIME") != NULL) {
 		g_free(c->runtime);
 		c->runtime = g_strdup(g_getenv("OOMDELAYFS_RUNTIME"));
 	}
 	if (c->runtime == NULL)
-		c->runtime = g_find_program_in_path("runc");
+		c->runtime = find_runtime(name);
 	if (c->runtime == NULL) {
 		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
-			    "no runtime: set path= in %s or OOMDELAYFS_RUNTIME", file);
+			    "no runtime: %s not in PATH; set %s= in [runtime] of %s or OOMDELAYFS_RUNTIME",
+			    name, key, file);
 		return FALSE;
 	}
 	if (c->hook == NULL)
 		c->hook = g_build_filename(OOMD_LIBEXECDIR, OCISPEC_HOOK_NAME, NULL);
+	if (c->docker_root == NULL)
+		c->docker_root = g_strdup("/var/lib/docker");
 	return TRUE;
+}
+
+/* Reads a file of dockerd's: a regular file owned by root that no one else may write, in a
+ * directory that no one else may write (docs/SECURITY.md). NULL, without an error if it does
+ * not exist. */
+static JsonNode *load_root_file(const char *path, GError **error)
+{
+	g_autofree char *dir = g_path_get_dirname(path);
+	struct stat ds, fs;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int err = errno;
+		if (err != ENOENT)
+			g_set_error(error, G_IO_ERROR, g_io_error_from_errno(err), "%s: %s", path, g_strerror(err));
+		return NULL;
+	}
+	gboolean ok = fstat(fd, &fs) == 0 && stat(dir, &ds) == 0 && S_ISREG(fs.st_mode) &&
+		      fs.st_uid == 0 && (fs.st_mode & 022) == 0 && ds.st_uid == 0 && (ds.st_mode & 022) == 0;
+	g_autoptr(GString) text = g_string_new(NULL);
+	char buf[8192];
+	ssize_t n;
+	while (ok && (n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			ok = FALSE;
+		else
+			g_string_append_len(text, buf, n);
+	}
+	close(fd);
+	if (!ok) {
+		g_set_error(error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
+			    "%s: not a file only root writes, in a directory only root writes, or unreadable", path);
+		return NULL;
+	}
+	JsonNode *root = ocispec_load_data(text->str, (gssize)text->len, error);
+	if (root == NULL)
+		g_prefix_error(error, "%s: ", path);
+	return root;
+}
+
+/* The labels of ours of Docker's container `id` (dockerlabels.h): a new object, or NULL, with
+ * an error on failure, without one if `id` is no container of this dockerd. */
+static JsonObject *docker_labels(const ShimConfig *c, const char *id, GError **error)
+{
+	if (!dockerlabels_is_id(id))
+		return NULL;
+	g_autofree char *path = dockerlabels_container_path(c->docker_root, id);
+	g_autoptr(JsonNode) ctr = load_root_file(path, error);
+	if (ctr == NULL)
+		return NULL;
+	g_autofree char *ipath = dockerlabels_image_path(json_node_get_object(ctr), c->docker_root, error);
+	if (ipath == NULL && error != NULL && *error != NULL)
+		return NULL;
+	g_autoptr(JsonNode) img = NULL;
+	if (ipath != NULL) {
+		img = load_root_file(ipath, error);
+		if (img == NULL && *error == NULL)
+			g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "%s: the container's image is gone", ipath);
+		if (img == NULL)
+			return NULL;
+	}
+	return dockerlabels_request(json_node_get_object(ctr), id, img ? json_node_get_object(img) : NULL, error);
 }
 
 /* A cgroup-v2 host: cgroup2 on /sys/fs/cgroup, or oomdelayfs mounted over it (FUSE). */
@@ -93,16 +201,8 @@ static gboolean cgroup2_host(void)
 	       ((unsigned long)sf.f_type == CGROUP2_SUPER_MAGIC || (unsigned long)sf.f_type == FUSE_SUPER_MAGIC);
 }
 
-/* TRUE if `path` is this program (a runtime setting that names the shim would exec it forever). */
-static gboolean is_self(const char *path)
-{
-	struct stat a, b;
-	return stat(path, &a) == 0 && stat("/proc/self/exe", &b) == 0 && a.st_dev == b.st_dev &&
-	       a.st_ino == b.st_ino;
-}
-
 /* Edits the bundle's config.json if the container asks; FALSE with a message on failure. */
-static gboolean prepare_bundle(const ShimConfig *c, const char *bundle)
+static gboolean prepare_bundle(const ShimConfig *c, const char *bundle, const char *id)
 {
 	g_autofree char *path = g_build_filename(bundle, "config.json", NULL);
 	g_autoptr(GError) e = NULL;
@@ -112,6 +212,13 @@ static gboolean prepare_bundle(const ShimConfig *c, const char *bundle)
 		return FALSE;
 	}
 	JsonObject *config = json_node_get_object(root);
+	g_autoptr(JsonObject) labels = id ? docker_labels(c, id, &e) : NULL;
+	if (e != NULL) {
+		fprintf(stderr, SHIM ": Docker container %.12s: %s\n", id, e->message);
+		return FALSE;
+	}
+	if (labels != NULL)
+		dockerlabels_merge(config, labels);
 	OcispecRequest req;
 	if (!ocispec_request(config, NULL, &req, &e)) {
 		fprintf(stderr, SHIM ": %s: %s\n", path, e->message);
@@ -136,12 +243,14 @@ int main(int argc, char **argv)
 {
 	g_auto(ShimConfig) c = { 0 };
 	g_autoptr(GError) e = NULL;
-	if (!load_config(&c, &e)) {
+	g_autofree char *self = g_path_get_basename(argv[0]);
+	if (!load_config(&c, self, &e)) {
 		fprintf(stderr, SHIM ": %s\n", e->message);
 		return 1;
 	}
 	g_autofree char *bundle = ocispec_bundle_of(argc, argv);
-	if (bundle != NULL && cgroup2_host() && !prepare_bundle(&c, bundle))
+	g_autofree char *id = ocispec_container_id_of(argc, argv);
+	if (bundle != NULL && cgroup2_host() && !prepare_bundle(&c, bundle, id))
 		return 1;
 	if (is_self(c.runtime)) {
 		fprintf(stderr, SHIM ": the runtime %s is this shim itself; set path= to runc or crun\n", c.runtime);

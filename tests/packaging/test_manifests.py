@@ -174,5 +174,54 @@ class Manifests(unittest.TestCase):
                          self.by_kind["ConfigMap"][0]["metadata"]["name"])
 
 
+class Engines(unittest.TestCase):
+    """The files an operator copies for containerd (CRI), podman and the shim's runtime.conf."""
+
+    def test_runtimeclass_names_the_containerd_handler(self):
+        rc = yaml.safe_load(read("packaging/kubernetes/runtimeclass.yaml"))
+        self.assertEqual(rc["kind"], "RuntimeClass")
+        cri = tomllib.loads(read("packaging/kubernetes/containerd-cri.toml"))
+        runtimes = cri["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["runtimes"]
+        self.assertIn(rc["handler"], runtimes)
+        h = runtimes[rc["handler"]]
+        self.assertEqual(h["runtime_type"], "io.containerd.runc.v2")
+        self.assertEqual(h["options"]["BinaryName"], "/usr/bin/oomdelayfs-runtime")
+        # the pod's annotations reach the config.json the shim and the hook read
+        for name in annotation_names().values():
+            self.assertTrue(any(re.fullmatch(p.replace(".", r"\.").replace("*", ".*"), name)
+                                for p in h["pod_annotations"]), name)
+
+    def test_snippet_appends_to_debians_config(self):
+        # Debian 12's /etc/containerd/config.toml (containerd 1.6.20~ds1-1+deb12u3)
+        debian = (
+            'version = 2\n\n[plugins]\n  [plugins."io.containerd.grpc.v1.cri"]\n'
+            '    [plugins."io.containerd.grpc.v1.cri".cni]\n      bin_dir = "/usr/lib/cni"\n'
+            '      conf_dir = "/etc/cni/net.d"\n  [plugins."io.containerd.internal.v1.opt"]\n'
+            '    path = "/var/lib/containerd/opt"\n')
+        both = tomllib.loads(debian + read("packaging/kubernetes/containerd-cri.toml"))
+        self.assertEqual(both["version"], 2)
+        cri = both["plugins"]["io.containerd.grpc.v1.cri"]
+        self.assertEqual(cri["cni"]["bin_dir"], "/usr/lib/cni")
+        self.assertIn("oomdelayfs", cri["containerd"]["runtimes"])
+
+    def test_podman_dropin_names_the_shim_as_crun(self):
+        conf = tomllib.loads(read("packaging/oci/podman-oomdelayfs.conf"))
+        self.assertEqual(conf["engine"]["runtimes"]["crun"], ["/usr/libexec/oomdelayfs/crun"])
+        self.assertIn("install_symlink('crun'", read("oci/meson.build"))
+
+    def test_runtime_conf_names_debians_runtimes(self):
+        import configparser
+        path = os.path.join(SRC, "packaging/runtime.conf")
+        if not os.path.exists(path):
+            self.skipTest("packaging/runtime.conf is not in this tree")
+        c = configparser.ConfigParser(interpolation=None)
+        c.read_string(read("packaging/runtime.conf"))
+        self.assertEqual(c["runtime"]["path"], "/usr/sbin/runc")  # Debian 12's runc package
+        # the shim's defaults where the file is silent: crun= the next crun in PATH (podman's,
+        # /usr/bin/crun), [docker] data-root=/var/lib/docker
+        self.assertIn(c["runtime"].get("crun", "/usr/bin/crun"), ("/usr/bin/crun",))
+        if c.has_section("docker"):
+            self.assertEqual(c["docker"]["data-root"], "/var/lib/docker")
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

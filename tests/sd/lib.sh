@@ -378,3 +378,89 @@ sd_leave_clean() {
 		{ cat /run/oomd-sd/dpkg-purge-end.log; fail "dpkg --purge at the end failed"; }
 	[ ! -e /run/oomdelayfs ] || fail "/run/oomdelayfs left after the purge: $(ls -la /run/oomdelayfs)"
 }
+
+# --- engines (the e-* scenarios, docs/CONTAINERS.md). A scenario defines, for its engine:
+#   eng_run NAME ASK      a detached container NAME of $SD_IMAGE running $E_PROG with --memory
+#                         $E_L, asking ASK the engine's way: disable | delay | none
+#   eng_pid NAME          its first process's host pid
+#   eng_exec NAME CMD...  CMD in the container
+#   eng_update NAME BYTES its memory limit raised the engine's way
+#   eng_logs NAME         its output
+#   eng_rm NAME           gone
+# and calls e_body; e_body leaves its figures in E_FIGURES.
+E_L=$((64 * MiB)) E_T=2000 E_UP=$((256 * MiB))
+# waits for /tmp/go, then takes 96 MiB a read at a time (busybox tail keeps a line without a
+# newline whole; small reads, so memory.high throttles it as it would a program's page faults),
+# prints tail's status (0: it got the memory; 137: the kernel killed it) and stays
+E_PROG='while [ ! -e /tmp/go ]; do sleep 0.1; done; head -c 96m /dev/zero | tail >/dev/null; echo "rc=$?"; sleep 3600'
+e_cg() { echo "$CGROOT$(sed -n 's/^0:://p' "/proc/$(eng_pid "$1")/cgroup")"; } # e_cg NAME
+_e_said() { eng_logs "$1" 2>/dev/null | grep -q "^$2\$"; }
+# e_view NAME T DISABLE: inside, /sys/fs/cgroup is the shadow (FUSE) with the container's L,
+# its delay and its kill-disable, in its own directory: /sys/fs/cgroup with a cgroup namespace,
+# /sys/fs/cgroup/<its path> without one (ctr's containers: the shadow of the whole tree)
+e_view() {
+	_t=$(eng_exec "$1" stat -f -c %t /sys/fs/cgroup) || fail "$1: stat -f /sys/fs/cgroup inside failed"
+	[ "$_t" = 65735546 ] || fail "$1: /sys/fs/cgroup inside is of type 0x$_t, not FUSE (the shadow)"
+	_d=/sys/fs/cgroup$(eng_exec "$1" cat /proc/self/cgroup | sed -n 's/^0:://p')
+	_v=$(eng_exec "$1" cat "$_d/memory.oom_delay_millisecs") || fail "$1: $_d/memory.oom_delay_millisecs unreadable inside"
+	[ "$_v" = "$2" ] || fail "$1: $_d/memory.oom_delay_millisecs reads '$_v' inside, not $2"
+	eng_exec "$1" cat "$_d/memory.oom_control" | grep -qx "oom_kill_disable $3" ||
+		fail "$1: $_d/memory.oom_control inside: $(eng_exec "$1" cat "$_d/memory.oom_control" | tr '\n' ' ')"
+	_v=$(eng_exec "$1" cat "$_d/memory.max")
+	[ "$_v" = "$E_L" ] || fail "$1: $_d/memory.max reads '$_v' inside, not L = $E_L"
+}
+# e_plain NAME: a container that asked for nothing has the runtime's cgroup2 and no v1 file
+e_plain() {
+	_t=$(eng_exec "$1" stat -f -c %t /sys/fs/cgroup) || fail "$1: stat -f /sys/fs/cgroup inside failed"
+	[ "$_t" = 63677270 ] || fail "$1 asked for nothing but its /sys/fs/cgroup is of type 0x$_t, not cgroup2"
+	eng_exec "$1" test -e /sys/fs/cgroup/memory.oom_control && fail "$1 asked for nothing but sees memory.oom_control"
+	return 0
+}
+# e_body: oomd-a (A) asks for the kill-disable, B for the delay E_T, C for nothing
+e_body() {
+	sd_installed || sd_install
+	sd_active || systemctl start oomdelayfs || fail "oomdelayfs does not start"
+	for c in oomd-a oomd-b oomd-c; do eng_rm "$c" >/dev/null 2>&1; done
+	eng_run oomd-a disable || fail "the container asking for oom_kill_disable did not start"
+	eng_run oomd-b delay || fail "the container asking for a delay did not start"
+	eng_run oomd-c none || fail "the container asking for nothing did not start"
+	e_view oomd-a 0 1
+	e_view oomd-b "$E_T" 0
+	e_plain oomd-c
+	# the view is kept across a restart (the FUSE connection stays in the fd store)
+	_t0=$(now_ms)
+	systemctl restart oomdelayfs || fail "systemctl restart oomdelayfs failed"
+	E_RESTART_MS=$(($(now_ms) - _t0))
+	e_view oomd-a 0 1
+	e_view oomd-b "$E_T" 0
+
+	# A: held at L until the limit is raised, then it gets its memory
+	cga=$(e_cg oomd-a) pa=$(eng_pid oomd-a)
+	sa=$(shadow_of "$cga")
+	k0=$(evkey "$cga" oom_kill)
+	eng_exec oomd-a touch /tmp/go
+	wait_for 30000 under_oom "$sa" || fail "A not held within 30 s (usage $(current "$cga"), real max $(cat "$cga/memory.max"))"
+	held_until $(($(now_ms) + 3000)) "$cga" "$k0" "$pa"
+	_use=$(current "$cga")
+	_t0=$(now_ms)
+	eng_update oomd-a "$E_UP" || fail "raising A's limit failed"
+	wait_for 10000 _e_said oomd-a rc=0 || fail "A was not released within 10 s of the update (logs: $(eng_logs oomd-a 2>&1 | tail -n 2 | tr '\n' ' '))"
+	E_RELEASE_MS=$(($(now_ms) - _t0))
+	[ "$(evkey "$cga" oom_kill)" = "$k0" ] || fail "A's oom_kill moved"
+	alive "$pa" || fail "A's first process died"
+
+	# B: held until the delay is over, then the kernel kills the hog
+	cgb=$(e_cg oomd-b) pb=$(eng_pid oomd-b)
+	sb=$(shadow_of "$cgb")
+	k0=$(evkey "$cgb" oom_kill)
+	kill_watch "$cgb"
+	eng_exec oomd-b touch /tmp/go
+	wait_for 30000 under_oom "$sb" || fail "B not held within 30 s (usage $(current "$cgb"))"
+	dlns=$(deadline_ns "$cgb")
+	held_until $((dlns / 1000000)) "$cgb" "$k0" "$pb"
+	wait_for 10000 _e_said oomd-b rc=137 || fail "B's hog not killed within 10 s of the deadline (logs: $(eng_logs oomd-b 2>&1 | tail -n 2 | tr '\n' ' '))"
+	E_KILL_LATE=$(kill_late "$cgb" "$dlns")
+	awk -v l="$E_KILL_LATE" 'BEGIN { exit !(l < 1000) }' || fail "B's kill came $E_KILL_LATE ms after the deadline"
+	for c in oomd-a oomd-b oomd-c; do eng_rm "$c" >/dev/null 2>&1; done
+	E_FIGURES="restart ${E_RESTART_MS} ms with the view kept; A held at $(mib "$_use") MiB for 3 s, released ${E_RELEASE_MS} ms after the update; B killed ${E_KILL_LATE} ms after its ${E_T} ms deadline"
+}

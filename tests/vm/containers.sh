@@ -235,6 +235,42 @@ grep -q "^mountinfo cgroup2 /sys/fs/cgroup root=[^ ]* lines=1 top=fuse" "$IO/e.d
 	fail "container e (no cgroup namespace): $(cat "$IO/e.detect")"
 grep -q '^statfs /sys/fs/cgroup 0x65735546 fuse' "$IO/e.detect" || fail "container e: not covered: $(cat "$IO/e.detect")"
 
+# ---- F: a Docker 20.10 container asks by label (oci/dockerlabels.h): the shim finds dockerd's
+# saved container under its data-root (here the layout dockerd 20.10 writes) by the container
+# ID; a label that comes from the image, and a file others may write, are refused
+DR=/tmp/dockerd FID=$(printf 'f%.0s' $(seq 64)) IMGID=$(printf 'e%.0s' $(seq 64))
+mkdir -p "$DR/containers/$FID" "$DR/image/overlay2/imagedb/content/sha256"
+echo '{"config":{"Labels":{"org.oomdelayfs.oom_kill_disable":"true"}}}' >"$DR/image/overlay2/imagedb/content/sha256/$IMGID"
+printf '[docker]\ndata-root=%s\n' "$DR" >>"$OOMDELAYFS_CONFIG"
+saved() { # saved LABELS MODE: dockerd's config.v2.json of container $FID
+	printf '{"ID":"%s","Image":"sha256:%s","Driver":"overlay2","Config":{"Labels":{%s}}}' \
+		"$FID" "$IMGID" "$1" >"$DR/containers/$FID/config.v2.json"
+	chmod "$2" "$DR/containers/$FID/config.v2.json"
+}
+saved '"org.oomdelayfs.oom_kill_disable":"true"' 600
+bundle "$FID" "" "" "" "$INSIDE" >/dev/null
+start "$FID" oomdelayfs-runtime
+finish "$RUN_PID"; rc_f1=$RC
+[ "$rc_f1" = 1 ] && grep -q 'comes from the image' "$IO/$FID.out" || fail "the image's label was taken (exit $rc_f1): $(cat "$IO/$FID.out")"
+saved '"org.oomdelayfs.oom_delay_millisecs":"1500"' 622
+start "$FID" oomdelayfs-runtime
+finish "$RUN_PID"; rc_f2=$RC
+[ "$rc_f2" = 1 ] && grep -q 'not a file only root writes' "$IO/$FID.out" || fail "a config.v2.json others may write was taken (exit $rc_f2): $(cat "$IO/$FID.out")"
+[ ! -e "$IO/$FID.ls" ] || fail "the process of a refused Docker container ran"
+saved '"org.oomdelayfs.oom_delay_millisecs":"1500","com.example":"x"' 600
+bf=$(bundle "$FID" "" "" "" "$INSIDE; exec odt hog 256")
+kill_watch "$OOMD_CG"
+start "$FID" oomdelayfs-runtime
+F_PID=$RUN_PID
+wait_for 30000 _has_deadline "$OOMD_CG/$FID" 2>/dev/null || fail "the labelled container not held within 30 s: $(cat "$IO/$FID.out")"
+dlns=$(deadline_ns "$OOMD_CG/$FID")
+held_until $((dlns / 1000000)) "$OOMD_CG/$FID" 0 "$F_PID"
+finish "$F_PID"; rc_f=$RC
+[ "$rc_f" = 137 ] || fail "the labelled container exited $rc_f, not 137: $(cat "$IO/$FID.out")"
+klf=$(kill_late "$OOMD_CG" "$dlns")
+grep -q '"org.oomdelayfs.oom_delay_millisecs":"1500"' "$bf/config.json" && ! grep -q com.example "$bf/config.json" ||
+	fail "the shim did not copy exactly our label into the annotations: $(cat "$bf/config.json")"
+
 stop_daemon
 pass "$RT: no daemon -> exit $rc_x1, bad annotation -> exit $rc_x2, the process never ran;" \
 	"plain container killed (exit 137, oom_kill $k_a0) with and without oomdelayfs, same $(wc -l <"$IO/a1.ls") files, cgroup2 only;" \
@@ -243,4 +279,5 @@ pass "$RT: no daemon -> exit $rc_x1, bad annotation -> exit $rc_x2, the process 
 	"inside: $(wc -l <"$IO/b.ls") files (synthetic ones too), read-only kept (EROFS), cgroup.procs '$(tr '\n' ' ' <"$IO/b.procs" | sed 's/ $//')'," \
 	"mountinfo: cgroup2 under fuse, memory.max $L via the mount point; statfs: FUSE_SUPER_MAGIC;" \
 	"mount=false: delay $td set, statfs cgroup2, the runtime's files;" \
+	"Docker label: delay 1500 ms held, killed $klf ms after the deadline; image's label and a writable config.v2.json refused;" \
 	"no cgroup namespace: cgroup2 $(sed -n 's/^mountinfo cgroup2 \([^ ]*\) \(root=[^ ]*\).*/\2/p' "$IO/e.detect") under the shadow of the same tree, $(sed -n 's/^limit \([^ ]*\) .*/\1/p' "$IO/e.detect") reads L"

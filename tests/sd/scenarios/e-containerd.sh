@@ -1,0 +1,46 @@
+# e-containerd (issue 19): Debian 12's containerd 1.6.20 with runc 1.1.5. ctr as
+# docs/CONTAINERS.md says (--runc-binary the shim, the request as --annotation): A asks for the
+# kill-disable and is held until `ctr task update --memory-limit` raises its limit, B asks for a
+# 2,000 ms delay and is killed on time, C asks for nothing; A and B see the shadow over
+# /sys/fs/cgroup, kept across `systemctl restart oomdelayfs`. And the CRI side of a Kubernetes
+# node (no crictl in Debian 12): the package's containerd-cri.toml appended to Debian's
+# config.toml is taken (containerd config dump shows the handler "oomdelayfs" of the
+# RuntimeClass, the CRI plugin loads) and containerd still runs containers.
+# ctr's containers have no cgroup namespace, and runc's cgroup2 mount for them turns the host's
+# nsdelegate off (docs/CONTAINERS.md); the scenario puts it back for those after it.
+# timeout: 900
+. /payload/lib.sh
+command -v containerd >/dev/null || skip "containerd is not in the image"
+systemctl is-active -q containerd || systemctl start containerd || fail "containerd does not start"
+sd_installed || sd_install
+# --- docs/CONTAINERS.md, containerd (CRI)
+grep -q 'runtimes.oomdelayfs' /etc/containerd/config.toml ||
+	cat /usr/share/oomdelayfs/containerd-cri.toml >>/etc/containerd/config.toml
+systemctl restart containerd || fail "containerd does not restart with the handler appended"
+wait_for 10000 ctr version >/dev/null 2>&1 || fail "containerd does not answer after the restart"
+containerd config dump >/run/oomd-sd/containerd.dump 2>&1 || fail "containerd config dump failed"
+sed -n '/runtimes\.oomdelayfs\.options\]/,/BinaryName/p' /run/oomd-sd/containerd.dump | grep -q 'BinaryName = "/usr/bin/oomdelayfs-runtime"' ||
+	fail "containerd config dump has no oomdelayfs handler with the shim: $(grep -A8 'runtimes.oomdelayfs' /run/oomd-sd/containerd.dump | tr '\n' ' ')"
+ctr plugins ls | grep -q 'io.containerd.grpc.v1 *cri .* ok' || fail "the CRI plugin did not load: $(ctr plugins ls | grep cri)"
+sd_image_ctr
+
+eng_run() {
+	case $2 in
+	disable) set -- "$1" --annotation org.oomdelayfs.oom_kill_disable=true ;;
+	delay) set -- "$1" --annotation org.oomdelayfs.oom_delay_millisecs="$E_T" ;;
+	*) set -- "$1" ;;
+	esac
+	_n=$1
+	shift
+	ctr run -d --log-uri "file:///run/oomd-sd/ctr-$_n.log" --runc-binary /usr/bin/oomdelayfs-runtime \
+		--memory-limit "$E_L" "$@" "$SD_IMAGE" "$_n" sh -c "$E_PROG" >/dev/null
+}
+eng_pid() { ctr task ls | awk -v n="$1" '$1 == n { print $2 }'; }
+eng_exec() { _n=$1; shift; ctr task exec --exec-id "x$(date +%s%N)" "$_n" "$@"; }
+eng_update() { ctr task update --memory-limit "$2" "$1"; }
+eng_logs() { cat "/run/oomd-sd/ctr-$1.log"; }
+eng_rm() { ctr task kill -s KILL "$1"; sleep 0.3; ctr task rm -f "$1"; ctr container rm "$1"; rm -f "/run/oomd-sd/ctr-$1.log"; }
+nsd0=$(grep -c 'cgroup2 .*nsdelegate' /proc/mounts)
+e_body
+mount -o remount,nsdelegate "$CGROOT" 2>/dev/null
+pass "$E_FIGURES; CRI handler oomdelayfs in the dump, CRI plugin ok; nsdelegate before: $nsd0"
