@@ -5,7 +5,8 @@ set -eu
 PKGS="gcc clang meson ninja-build pkg-config libfuse3-dev fuse3 libglib2.0-dev
 libcgroup-dev cgroup-tools libcriterion-dev qemu-system-x86 busybox-static cpio
 kmod zstd xz-utils attr help2man libjson-glib-dev libsystemd-dev systemd
-debhelper dpkg-dev fakeroot lintian debootstrap runc crun python3-yaml"
+debhelper dpkg-dev fakeroot lintian debootstrap runc crun python3-yaml
+e2fsprogs python3"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs every test: installs what is needed, builds with -Werror, runs the criterion
-# unit tests, a short fuzz run, the package test, and the real-kernel scenarios in the VM on Debian's 6.1,
-# 6.12 and newest 7.x kernels.
+# unit tests, a short fuzz run, the package test, the real-kernel scenarios in the VM on Debian's 6.1,
+# 6.12 and newest 7.x kernels, and the real-systemd scenarios (tests/sd: Debian 12 with systemd as
+# PID 1 and its engines, the .deb installed) on 6.12 and 7.x.
 # Usage: scripts/test.sh [BUILD_DIR]   (default: build)
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,3 +18,6 @@ meson test -C "$build" --print-errorlogs --suite unit --suite fs
 # the Debian package: built, lintian-clean, installed into a clean Debian 12 (debootstrap)
 "$top/tests/pkg/test-deb.sh" "$build-deb"
 meson test -C "$build" --print-errorlogs --suite vm --verbose
+# the .deb test-deb.sh just built is the one the sd scenarios install
+OOMD_SD_DEB=$(ls "$build-deb"/oomdelayfs_*_amd64.deb | grep -v dbgsym | head -n 1) \
+	meson test -C "$build" --print-errorlogs --suite sd --verbose
