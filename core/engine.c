@@ -110,8 +110,6 @@ node *eng_new_node(oe_engine *e, uint64_t id, node *parent)
 	n->user_high = OE_UNLIMITED;
 	n->applied_high = OE_UNLIMITED;
 	n->applied_max = OE_UNLIMITED;
-	for (size_t i = 0; i < G_N_ELEMENTS(n->own_max); i++)
-		n->own_max[i].at = INT64_MIN;
 	n->deadline = OE_NO_DEADLINE;
 	n->next_sample = OE_NO_DEADLINE;
 	n->calm_since = OE_NO_DEADLINE;
@@ -173,6 +171,7 @@ bool oe_view_get(const oe_engine *e, uint64_t id, oe_view *v)
 	v->frozen = n->frozen;
 	v->managed = eng_managed(n);
 	v->deadline_ns = n->in_hold ? n->deadline : OE_NO_DEADLINE;
+	v->hold_onset_ns = n->in_hold ? n->hold_onset : 0;
 	return true;
 }
 

@@ -18,9 +18,11 @@
 #include "oomd/engine.h"
 
 typedef struct node node;
+#define OWN_SLOTS 8 /* bits of node.own_used */
 /* One per cgroup (10,000 and more, all locked in memory): the flags are bits
- * at the end, after the 8-byte fields, so that the node takes 360 bytes and
- * malloc's chunk 368, not 384 and 400 with a bool padded out after each group. */
+ * at the end, after the 8-byte fields, and the echo ring keeps 4-byte times, so
+ * that the node takes 336 bytes and malloc's chunk 352 (it was 360 and 368 before
+ * the hold's onset was kept; 384 and 400 with a bool padded out after each group). */
 struct node {
 	uint64_t id;
 	node *parent, *child, *sibling;
@@ -29,6 +31,7 @@ struct node {
 
 	int64_t deadline, next_sample;
 	int64_t calm_since; /* first quiet reading under L in a row, or OE_NO_DEADLINE */
+	int64_t hold_onset; /* when the running hold began (the deadline counts from it); 0 */
 
 	uint64_t group_kills;
 	oe_reading last;
@@ -36,13 +39,14 @@ struct node {
 	int64_t quiet_until;
 
 	uint64_t applied_high, applied_max;
-	/* Earlier real memory.max writes of the daemon, whose inotify echoes may still come. */
-	struct own_write {
-		uint64_t value;
-		int64_t at; /* INT64_MIN: empty */
-	} own_max[8];
+	/* Earlier real memory.max writes of the daemon, whose inotify echoes may still come:
+	 * the values, and when each was replaced (the low 32 bits of `now` in ms: only ages
+	 * under 10 s are asked; 4 bytes a slot less made room for hold_onset). */
+	uint64_t own_val[OWN_SLOTS];
+	uint32_t own_at_ms[OWN_SLOTS];
 	oe_persisted persisted;
-	uint8_t own_next; /* index into own_max */
+	uint8_t own_next; /* index into own_val/own_at_ms */
+	uint8_t own_used; /* bit i: slot i holds a write */
 
 	bool is_root : 1;
 	bool disable : 1;
@@ -50,8 +54,9 @@ struct node {
 	bool have_reading : 1;
 	bool has_persisted : 1;
 	bool persisted_stale : 1; /* a store failed: what is stored is not `persisted` */
+	bool raised : 1;          /* L was raised during the running hold */
 };
-G_STATIC_ASSERT(sizeof(node) <= 360);
+G_STATIC_ASSERT(sizeof(node) <= 344); /* malloc chunk 352 */
 
 
 struct oe_engine {

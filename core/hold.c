@@ -40,6 +40,8 @@ static void under_oom_changed(oe_engine *e, node *n, oe_actions *out)
 static void start_hold(oe_engine *e, node *n, int64_t now, oe_actions *out)
 {
 	n->in_hold = true;
+	n->hold_onset = now;
+	n->raised = false;
 	n->deadline = deadline_after(now, n->delay_ms);
 	n->delay_spent = n->delay_ms == 0;
 	n->delay_ms = 0; /* one-shot, as in the patch: it reads 0 from now on */
@@ -54,6 +56,8 @@ static void end_hold(oe_engine *e, node *n, oe_actions *out)
 {
 	n->in_hold = false;
 	n->delay_spent = false;
+	n->raised = false;
+	n->hold_onset = 0;
 	n->deadline = OE_NO_DEADLINE;
 	if (n->frozen) {
 		eng_emit(out, OE_ACT_THAW, n->id, 0);
@@ -99,11 +103,19 @@ static void freeze_if_escaping(oe_engine *e, node *n, const oe_reading *r, oe_ac
  * at L prove nothing until that long has passed. */
 #define CALM_NS (2100 * NS_PER_MS)
 
-/* Reclaim at memory.high leaves usage a few pages under L; a drop further than
- * this is memory really given back (a task exited, was killed, L was raised). */
+/* Reclaim at memory.high leaves usage a few pages under L: a raise of L that leaves
+ * less room than this is filled at once by the task that was held. */
 #define RECLAIM_DIP_BYTES (256u << 10)
 
-/* RULE 5: has the OOM condition of a held cgroup really gone? */
+/* RULE 5: has the OOM condition of a held cgroup really gone? At once when nobody is
+ * left or L was raised above the usage; otherwise only after usage has stayed under
+ * L with nothing pushing for CALM_NS. One reading under L, however deep, proves
+ * nothing while a task still pushes: the kernel gives a per-CPU charge stock back
+ * (64 pages: 256 KiB) whenever another cgroup charges on that CPU, reclaims page cache
+ * at memory.high, and a bystander may exit, each a moment before the held task takes
+ * the room again. Issue 19 (real systemd, 6.12): such a dip 10 ms after the onset
+ * ended a hold, spent T, wrote memory.max back to L and the kernel killed the task at
+ * once; under oom_kill_disable the hold ended and started again. */
 static bool recovered(node *n, int64_t now, const oe_reading *r, bool pressed)
 {
 	/* Every task exited, was killed or was moved out: nobody is held any more. Usage
@@ -115,10 +127,12 @@ static bool recovered(node *n, int64_t now, const oe_reading *r, bool pressed)
 		n->calm_since = OE_NO_DEADLINE;
 		return false;
 	}
-	if (n->limit - r->current >= RECLAIM_DIP_BYTES)
+	/* The user (or a writer of the real memory.max) raised L with room to spare. */
+	if (n->raised && n->limit - r->current >= RECLAIM_DIP_BYTES)
 		return true;
-	/* Just under L: a reclaim dip, or tasks moved out whose charges stay behind
-	 * (cgroup v2 does not move charges). Recovered once nothing pushed for a while. */
+	/* Under L: memory given back (a task freed or exited, charges of tasks moved out
+	 * stay behind), or a dip while the task pushes on (see above). Recovered once
+	 * nothing pushed for longer than the penalty sleep can hide a push. */
 	if (n->calm_since == OE_NO_DEADLINE)
 		n->calm_since = now;
 	return now - n->calm_since >= CALM_NS;

@@ -8,7 +8,7 @@
 /* The watcher reads memory.max some time after our write and feeds it in later still
  * (outside the engine lock, behind a loaded loop): an echo can be this old. A foreign
  * writer picking a value we wrote longer ago than this is heard again. */
-#define OWN_ECHO_NS (10000 * NS_PER_MS)
+#define OWN_ECHO_MS 10000u
 
 /* RULE 1: only a managed cgroup (finite L; T > 0 or D = 1) is ever held; every other
  * one keeps L and the user's own memory.high, and the kernel's OOM killer acts at once. */
@@ -95,16 +95,20 @@ void eng_set_max(oe_engine *e, node *n, uint64_t v, oe_actions *out, oe_action_k
 	/* Two slots were not enough: one user write can make two writes (a raise that ends
 	 * a hold), so an echo read just before it named a value three writes old, which was
 	 * then taken for a foreign write and became L. */
-	n->own_max[n->own_next] = (struct own_write){ n->applied_max, e->now };
-	n->own_next = (n->own_next + 1) % G_N_ELEMENTS(n->own_max);
+	n->own_val[n->own_next] = n->applied_max;
+	n->own_at_ms[n->own_next] = (uint32_t)(e->now / NS_PER_MS);
+	n->own_used |= (uint8_t)(1u << n->own_next);
+	n->own_next = (n->own_next + 1) % OWN_SLOTS;
 	n->applied_max = v;
 }
 
 static bool own_recent_max(const oe_engine *e, const node *n, uint64_t v)
 {
-	for (size_t i = 0; i < G_N_ELEMENTS(n->own_max); i++) {
-		const struct own_write *w = &n->own_max[i];
-		if (w->at != INT64_MIN && w->value == v && e->now - w->at <= OWN_ECHO_NS)
+	uint32_t now_ms = (uint32_t)(e->now / NS_PER_MS);
+	for (unsigned i = 0; i < OWN_SLOTS; i++) {
+		/* modulo 2^32 ms: right for any age under 49 days, and we ask for 10 s */
+		if ((n->own_used & (1u << i)) && n->own_val[i] == v &&
+		    (uint32_t)(now_ms - n->own_at_ms[i]) <= OWN_ECHO_MS)
 			return true;
 	}
 	return false;

@@ -75,6 +75,8 @@ int oe_write_limit(oe_engine *e, int64_t now, uint64_t id, uint64_t bytes, oe_ac
 	int err = knob_node(e, id, &n);
 	if (err)
 		return err;
+	if (n->in_hold && bytes > n->limit)
+		n->raised = true; /* the user's answer to the hold: it may end at once (rule 5) */
 	n->limit = bytes;
 	eng_reconcile(e, n, out);
 	/* rule 5: a raised limit may end a hold; a lowered one may start one. */

@@ -35,6 +35,7 @@ typedef struct {
 
 typedef struct {
 	od_hold_record r;  /* r.hold_id 0: not held */
+	int64_t ended_onset; /* the engine's onset of the last hold recorded as ended */
 	GArray *pids;      /* of pid_t, at the onset */
 	uint64_t last_oom_kill;
 	bool seen;
@@ -80,9 +81,11 @@ static void push(od_audit *a, ev_kind k, uint64_t id)
 	ev *e = g_new0(ev, 1);
 	e->kind = k;
 	e->id = id;
-	e->t = od_now();
 	if (k != EV_REMOVED)
 		e->have_view = od_controller_view(a->ctl, id, &e->v);
+	/* After the view: a view that says "no hold" with t before a record's onset was
+	 * taken before that onset (hooks run on several threads, and queue out of order). */
+	e->t = od_now();
 	g_async_queue_push(a->q, e);
 }
 
@@ -193,8 +196,10 @@ static void onset(od_audit *a, cg_state *s, const ev *e)
 	r->hold_id = ++a->next_hold;
 	r->cgroup_id = e->id;
 	od_controller_snapshot(a->ctl, e->id, path_cb, r->path);
-	r->onset_wall_us = g_get_real_time();
-	r->onset_ns = e->t;
+	/* The onset the deadline counts from (the engine's), not this event's time: the
+	 * hook runs after the onset's batch and the queue, 3-39 ms later under systemd. */
+	r->onset_ns = e->v.hold_onset_ns ? e->v.hold_onset_ns : e->t;
+	r->onset_wall_us = g_get_real_time() - (e->t - r->onset_ns) / 1000;
 	r->deadline_ns = e->v.deadline_ns;
 	r->limit = e->v.limit;
 	r->usage = read_u64_at(r->path, "memory.current");
@@ -210,7 +215,7 @@ static void onset(od_audit *a, cg_state *s, const ev *e)
 	g_mutex_unlock(&a->lock);
 	char left[32] = "none";
 	if (r->deadline_ns != OE_NO_DEADLINE)
-		snprintf(left, sizeof left, "%.0f", (r->deadline_ns - e->t) / 1e6);
+		snprintf(left, sizeof left, "%.0f", (r->deadline_ns - r->onset_ns) / 1e6);
 	char id[24], lim[24], use[24];
 	snprintf(id, sizeof id, "%" PRIu64, r->hold_id);
 	snprintf(lim, sizeof lim, "%" PRIu64, r->limit);
@@ -245,6 +250,7 @@ static void finish(od_audit *a, cg_state *s, int64_t t, const oe_view *v, uint64
 {
 	od_hold_record *r = &s->r;
 	r->end_ns = t;
+	s->ended_onset = r->onset_ns;
 	bool due = r->deadline_ns != OE_NO_DEADLINE && t >= r->deadline_ns - 1000000;
 	if (!v)
 		r->end = OD_END_REMOVED;
@@ -323,6 +329,16 @@ static void broken(od_audit *a, cg_state *s)
 			 "before the deadline", s->r.hold_id, s->r.path);
 }
 
+/* One hold, one record: the engine names each hold by its onset. A view of a hold
+ * already recorded as ended, or one without a hold taken before the running hold's
+ * onset, came through another thread's hook late: it tells nothing new. */
+static bool stale(const cg_state *s, const ev *e)
+{
+	if (e->v.in_hold)
+		return e->v.hold_onset_ns && e->v.hold_onset_ns == s->ended_onset && !s->r.hold_id;
+	return s->r.hold_id && e->t < s->r.onset_ns;
+}
+
 static void handle(od_audit *a, const ev *e)
 {
 	cg_state *s = g_hash_table_lookup(a->cgs, &e->id);
@@ -350,7 +366,15 @@ static void handle(od_audit *a, const ev *e)
 	uint64_t prev_kills = s->last_oom_kill;
 	s->last_oom_kill = e->v.oom_kill;
 	s->seen = true;
-	if (e->v.in_hold && !s->r.hold_id)
+	if (stale(s, e))
+		; /* a view from before what the records already say */
+	else if (e->v.in_hold && s->r.hold_id && e->v.hold_onset_ns &&
+		 e->v.hold_onset_ns != s->r.onset_ns) {
+		/* The engine ended that hold and began another between two of our events:
+		 * two holds, two records (never one stretched over both). */
+		finish(a, s, e->v.hold_onset_ns, &e->v, prev_kills);
+		onset(a, s, e);
+	} else if (e->v.in_hold && !s->r.hold_id)
 		onset(a, s, e);
 	else if (!e->v.in_hold && s->r.hold_id)
 		finish(a, s, e->t, &e->v, prev_kills);

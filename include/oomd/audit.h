@@ -19,7 +19,10 @@
  * (exit and move are therefore reported up to 1 s after the end.)
  * Detection is measured as overshoot: how far usage was over L when the audit thread
  * read memory.current after the onset. Kill lateness: from the deadline to the end of
- * the kill's write (the hook runs after the kill in the same batch).
+ * the kill's write (the hook runs after the kill in the same batch). A record's onset
+ * is the engine's (oe_view.hold_onset_ns: the instant the deadline counts from), not
+ * the hook's; a record is one engine hold (one onset), and a view that comes late
+ * through another thread's hook is not taken for a second hold.
  */
 #ifndef OOMD_AUDIT_H
 #define OOMD_AUDIT_H
@@ -43,7 +46,7 @@ typedef struct {
 	uint64_t cgroup_id;
 	char path[256];        /* the real cgroup directory */
 	gint64 onset_wall_us;  /* g_get_real_time() at the onset */
-	int64_t onset_ns, deadline_ns, end_ns; /* od_now(); end 0 while held */
+	int64_t onset_ns, deadline_ns, end_ns; /* CLOCK_BOOTTIME ns: the engine's onset; end 0 while held */
 	uint64_t limit, usage; /* L and memory.current at the onset */
 	unsigned listeners;    /* listeners of the cgroup signalled during the hold */
 	od_end end;

@@ -101,6 +101,9 @@ typedef struct {
 	bool frozen;
 	bool managed;
 	int64_t deadline_ns;
+	/* in_hold: when the hold began, the `now` its deadline counts from (a re-arm moves
+	 * the deadline, not this; a hold resumed after a restart: its adoption); else 0 */
+	int64_t hold_onset_ns;
 } oe_view;
 
 typedef struct oe_engine oe_engine;

@@ -238,6 +238,17 @@ static inline void sample(uint64_t id, uint64_t current)
 	pump();
 }
 
+/* Usage back under L for good (rule 5): a reading at `usage`, and another one more than
+ * the kernel's longest penalty sleep (2 s) later with nothing pushing in between. A
+ * single reading under L is no recovery while a task may still push (test_engine_dips.c). */
+#define CALM_MS 2200
+static inline void recover(uint64_t id, uint64_t usage)
+{
+	sample(id, usage);
+	advance_ms(CALM_MS);
+	sample(id, usage);
+}
+
 /* Play the shell's side of OE_ACT_SAMPLE: answer every SAMPLE for `id` in ACT that was
  * not answered yet with a reading of `current` (the engine may decide a kill only on a
  * fresh reading). Returns how many were answered. */

@@ -162,7 +162,7 @@ Test(rule5, usage_back_under_L_ends_hold)
 	int64_t t0 = hold_A(1000);
 	now_ns = t0 + MS(300);
 	clr();
-	sample(A, LA - MiB);
+	recover(A, LA - MiB);
 	ended_without_kill(t0 + MS(5000));
 }
 
@@ -284,7 +284,7 @@ Test(rule5, recovery_keeps_knobs_when_still_managed)
 	int64_t t0 = hold_A(1000);
 	now_ns = t0 + MS(300);
 	clr();
-	sample(A, LA - MiB);
+	recover(A, LA - MiB);
 	cr_assert_not(view(A).in_hold);
 	cr_assert(view(A).managed);
 	cr_assert_eq(view(A).real_max, LA + CEIL);
@@ -343,7 +343,7 @@ Test(rule5, recovery_then_new_onset_needs_new_T)
 {
 	int64_t t0 = hold_A(1000);
 	now_ns = t0 + MS(200);
-	sample(A, LA - MiB);
+	recover(A, LA - MiB);
 	advance_ms(100);
 	clr();
 	sample(A, LA + MiB);

@@ -131,7 +131,7 @@ Test(persist, frozen_flag_kept_and_thawed)
 	cr_assert(view(NEWID).frozen);
 	advance_ms(100);
 	clr();
-	sample(NEWID, 5 * MiB);
+	recover(NEWID, 5 * MiB);
 	HAS(OE_ACT_THAW, NEWID);
 	cr_assert_not(view(NEWID).frozen);
 }

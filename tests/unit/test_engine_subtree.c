@@ -235,7 +235,7 @@ Test(rule11, each_onset_notifies_again)
 {
 	int64_t t0 = hold_A(1000);
 	now_ns = t0 + MS(100);
-	sample(A, LA - MiB);
+	recover(A, LA - MiB);
 	cr_assert_eq(wdelay(A, 1000), 0);
 	advance_ms(100);
 	clr();
@@ -334,7 +334,7 @@ Test(rule12, nested_holds_keep_descendant_under_oom)
 	sample(B, LB + MiB);
 	cr_assert(view(B).in_hold);
 	advance_ms(100);
-	sample(A, LA - MiB);
+	recover(A, LA - MiB);
 	cr_assert_not(view(A).under_oom);
 	cr_assert(view(B).under_oom);
 	cr_assert(view(C).under_oom);
@@ -349,7 +349,7 @@ Test(rule12, under_oom_is_shown_to_new_and_old_descendants_until_end)
 	cr_assert_not(view(P).under_oom);
 	cr_assert_not(view(B).in_hold);
 	now_ns = t0 + MS(200);
-	sample(A, LA - MiB);
+	recover(A, LA - MiB);
 	cr_assert_not(view(B).under_oom);
 	cr_assert_not(view(S).under_oom);
 }
@@ -420,7 +420,7 @@ Test(freeze, recovery_thaws)
 	sample(A, LA + MARGIN + MiB);
 	now_ns = t0 + MS(200);
 	clr();
-	sample(A, LA - MiB);
+	recover(A, LA - MiB);
 	HAS(OE_ACT_THAW, A);
 	NONE_OF(OE_ACT_KILL_KERNEL);
 	cr_assert_not(view(A).frozen);
