@@ -1,0 +1,63 @@
+# s-charge (issue 21, item 2): kernel memory a caller causes through the shadow is charged
+# to the caller's cgroup, not the daemon's. Before, the daemon made the cgroups and set the
+# user.* values itself, and the kernel charged its cgroup (6.12: 59.4 MiB on the daemon,
+# 0.4 MiB on a tenant limited to 24 MiB). uid 1000, in a delegated cgroup t limited to
+# 24 MiB (memory.max root's), makes 10 child cgroups through the shadow and sets two 64 KiB
+# user.* values on every file it owns in them. Now the daemon's cgroup grows by under 4 MiB,
+# and on 6.12 and 7 the tenant pays (its charge, its ENOMEM past its limit). 6.1 charges
+# kernfs xattr values to no cgroup (simple_xattr_alloc without __GFP_ACCOUNT): there only
+# the mkdirs move the tenant's figure. The legitimate actions beside: the tenant's cgroups
+# exist and are its own, a small user.* value round-trips, and a hog over L in a managed
+# cgroup is killed on time afterwards.
+# Figures: growth of the daemon's and the tenant's memory.current (and the tenant's peak),
+# values set and refused, the kill's lateness.
+# timeout: 240
+. /oomd/lib.sh
+start_daemon /shadow
+dg=$(mkcg daemon)
+echo "$DAEMON_PID" >"$dg/cgroup.procs" || fail "cannot move the daemon into $dg"
+t=$(mkcg t)
+echo $((24 * MiB)) >"$t/memory.max" || fail "memory.max of $t"
+mkdir "$t/w" || fail "mkdir $t/w"
+echo +memory >"$t/cgroup.subtree_control" || fail "+memory in $t"
+delegate "$t" 1000
+st=/shadow${t#$CGROOT}
+cat "/shadow${dg#$CGROOT}/memory.current" >/dev/null # the daemon knows both first
+cat "$st/memory.current" >/dev/null
+odt sleep 1000
+d0=$(current "$dg"); t0=$(current "$t")
+sh -c "echo \$\$ >$t/w/cgroup.procs && exec odt asuser 1000 1000 sh -c '
+	i=0
+	while [ \$i -lt 10 ]; do
+		mkdir $st/c\$i || { echo mkdir c\$i failed; exit 1; }
+		xfill $st/c\$i 2 65536
+		i=\$((i + 1))
+	done'" >/tmp/attack.out 2>&1
+odt sleep 1000
+d1=$(current "$dg"); t1=$(current "$t")
+tp=$(cat "$t/memory.peak" 2>/dev/null || echo "$t1")
+alive "$DAEMON_PID" || fail "the daemon died: $(tail -n 5 /tmp/oomdelayfs.log)"
+grep -q 'failed' /tmp/attack.out && fail "the tenant's mkdir failed: $(cat /tmp/attack.out)"
+nset=$(awk '$1 == "set" { s += $2 } END { print s + 0 }' /tmp/attack.out)
+nref=$(awk '$1 == "set" { s += $4 } END { print s + 0 }' /tmp/attack.out)
+dd=$((d1 - d0)); td=$((t1 - t0)); tpd=$((tp - t0))
+log "daemon +$(mib $dd) MiB, tenant +$(mib $td) MiB (peak +$(mib $tpd)), $nset values set, $nref refused"
+for i in 0 1 2 3 4 5 6 7 8 9; do
+	[ "$(stat -c %u "$t/c$i")" = 1000 ] || fail "c$i is not the tenant's: $(ls -ldn "$t/c$i")"
+done
+[ "$dd" -lt $((4 * MiB)) ] || fail "the daemon's cgroup grew by $(mib $dd) MiB for the tenant's $nset values (tenant +$(mib $td) MiB)"
+if [ "$OOMD_KERNEL" != 6.1 ]; then
+	[ "$tpd" -ge $((8 * MiB)) ] || fail "the tenant was charged only $(mib $tpd) MiB for $nset values of 64 KiB"
+fi
+[ "$t1" -le $((24 * MiB)) ] || fail "the tenant is over its limit: $(mib $t1) MiB"
+# the legitimate actions beside
+odt asuser 1000 1000 odt xattr set "$st/c0" user.note hello || fail "the owner cannot set a small user.* value"
+[ "$(odt asuser 1000 1000 odt xattr get "$st/c0" user.note)" = hello ] || fail "user.note did not round-trip"
+[ "$(odt xattr get "$t/c0" user.note)" = hello ] || fail "the real tree lacks user.note"
+x=$(mkcg x); sx=/shadow${x#$CGROOT}
+setknob "$sx" memory.max $((32 * MiB))
+setknob "$sx" memory.oom_delay_millisecs 600
+kl=$(killed_on_time "$x" "$sx")
+stop_daemon
+pass "daemon +$(mib $dd) MiB, tenant +$(mib $td) MiB (peak +$(mib $tpd)) for 10 cgroups and $nset values" \
+	"of 64 KiB set ($nref refused); the tenant's cgroups and user.note work; kill +$kl ms"
