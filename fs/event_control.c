@@ -210,7 +210,7 @@ static bool bounds_ok(fs_evctl *e, const ec_asker *a)
  * table first (a non-eventfd is never taken), and again once ours: the caller may
  * have put another file under that number in between. A taken descriptor that is
  * not an eventfd goes to the closer (its close may wait for a FUSE server). */
-static int take_eventfd(fs_evctl *e, int pidfd, pid_t tgid, int event_fd)
+static int take_eventfd(fs_evctl *e, int pidfd, pid_t tgid, int event_fd, uint64_t owner)
 {
 	int r = fs_fd_is_eventfd(tgid, event_fd);
 	if (r)
@@ -219,11 +219,11 @@ static int take_eventfd(fs_evctl *e, int pidfd, pid_t tgid, int event_fd)
 	if (efd < 0)
 		return -errno; /* EBADF: closed meanwhile; EPERM: a ptrace policy forbids us */
 	if (!fs_fd_within_budget(efd)) {
-		fs_closer_give(e->closer, efd);
+		fs_closer_give(e->closer, efd, owner);
 		return -EMFILE;
 	}
 	if (fs_fd_is_eventfd(0, efd) != 0) {
-		fs_closer_give(e->closer, efd);
+		fs_closer_give(e->closer, efd, owner);
 		return -EINVAL;
 	}
 	return efd;
@@ -246,11 +246,11 @@ int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_f
 		warn_refused(c->id, tgid, rc->uid, "eventfd writes cannot be bounded (no timer)");
 		return ENOMEM;
 	}
-	if (fs_closer_backed_up(e->closer)) {
-		warn_refused(c->id, tgid, rc->uid, "descriptors wait to be closed");
+	ec_asker who_asks = asker_of(c, who, rc->uid);
+	if (fs_closer_backed_up(e->closer, who_asks.principal)) {
+		warn_refused(c->id, tgid, rc->uid, "descriptors it handed over wait to be closed");
 		return ENOMEM;
 	}
-	ec_asker who_asks = asker_of(c, who, rc->uid);
 	if (!bounds_ok(e, &who_asks))
 		return ENOMEM;
 
@@ -274,7 +274,7 @@ int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_f
 	int r = fs_fd_is_eventfd(tgid, event_fd);
 	if (!r)
 		r = check_control(c, tgid, control_fd);
-	int efd = r ? -r : take_eventfd(e, pidfd, tgid, event_fd);
+	int efd = r ? -r : take_eventfd(e, pidfd, tgid, event_fd, who_asks.principal);
 	if (efd < 0) {
 		close(pidfd);
 		return -efd;
