@@ -7,8 +7,8 @@
 # and on 6.12 and 7 the tenant pays (its charge, its ENOMEM past its limit). 6.1 charges
 # kernfs xattr values to no cgroup (simple_xattr_alloc without __GFP_ACCOUNT): there only
 # the mkdirs move the tenant's figure. The legitimate actions beside: the tenant's cgroups
-# exist and are its own, a small user.* value round-trips, and a hog over L in a managed
-# cgroup is killed on time afterwards.
+# exist and are its own, another tenant makes and labels a cgroup of its own, and a hog over
+# L in a managed cgroup is killed on time afterwards.
 # Figures: growth of the daemon's and the tenant's memory.current (and the tenant's peak),
 # values set and refused, the kill's lateness.
 # timeout: 240
@@ -57,13 +57,24 @@ if [ "$OOMD_KERNEL" != 6.1 ]; then
 fi
 [ "$t1" -le $((24 * MiB)) ] || fail "the tenant is over its limit: $(mib $t1) MiB"
 # the legitimate actions beside
-odt asuser 1000 1000 odt xattr set "$st/c0" user.note hello || fail "the owner cannot set a small user.* value"
-[ "$(odt asuser 1000 1000 odt xattr get "$st/c0" user.note)" = hello ] || fail "user.note did not round-trip"
-[ "$(odt xattr get "$t/c0" user.note)" = hello ] || fail "the real tree lacks user.note"
+# (kernfs allows 128 KiB of user.* values per node: the attacker's nodes are full.) Another
+# tenant, uid 1001 in its own delegated cgroup u, makes a cgroup and labels it.
+u=$(mkcg u)
+mkdir "$u/w" || fail "mkdir $u/w"
+echo +memory >"$u/cgroup.subtree_control" || fail "+memory in $u"
+delegate "$u" 1001
+su=/shadow${u#$CGROOT}
+o=$(sh -c "echo \$\$ >$u/w/cgroup.procs && exec odt asuser 1001 1001 sh -c 'mkdir $su/k && odt xattr set $su/k user.note hello && odt xattr get $su/k user.note'" 2>&1)
+[ "$o" = hello ] || fail "uid 1001 could not make and label a cgroup beside the attack: '$o'"
+[ "$(stat -c %u "$u/k")" = 1001 ] || fail "u/k is not uid 1001's: $(ls -ldn "$u/k")"
+[ "$(odt xattr get "$u/k" user.note)" = hello ] || fail "the real tree lacks user.note"
+# the attacker's removal of its own values gives its memory back
+odt asuser 1000 1000 odt xattr rm "$st/c0" user.xfill.0 || fail "the attacker cannot remove its own value"
 x=$(mkcg x); sx=/shadow${x#$CGROOT}
 setknob "$sx" memory.max $((32 * MiB))
 setknob "$sx" memory.oom_delay_millisecs 600
 kl=$(killed_on_time "$x" "$sx")
 stop_daemon
-pass "daemon +$(mib $dd) MiB, tenant +$(mib $td) MiB (peak +$(mib $tpd)) for $made cgroups and $nset values" \
-	"of 64 KiB set ($nref refused, $oomk OOM kills in the tenant's cgroup); the tenant's cgroups and user.note work; kill +$kl ms"
+pass "daemon +$(mib $dd) MiB, tenant +$(mib $td) MiB (peak +$(mib $tpd)) for $made cgroups and" \
+	"$nset values of 64 KiB set ($nref refused, $oomk OOM kills in the tenant's cgroup);" \
+	"uid 1001's mkdir and user.note work; kill +$kl ms"
