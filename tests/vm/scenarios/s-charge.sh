@@ -68,6 +68,11 @@ o=$(sh -c "echo \$\$ >$u/w/cgroup.procs && exec odt asuser 1001 1001 sh -c 'mkdi
 [ "$o" = hello ] || fail "uid 1001 could not make and label a cgroup beside the attack: '$o'"
 [ "$(stat -c %u "$u/k")" = 1001 ] || fail "u/k is not uid 1001's: $(ls -ldn "$u/k")"
 [ "$(odt xattr get "$u/k" user.note)" = hello ] || fail "the real tree lacks user.note"
+# what a charged call costs: small values on k and its files, each call a fork into u/w
+o=$(sh -c "echo \$\$ >$u/w/cgroup.procs && exec odt asuser 1001 1001 sh -c 'a=\$(odt now); xfill $su/k 4 16; b=\$(odt now); echo \$((b - a))'" 2>&1)
+ncalls=$(echo "$o" | awk '$1 == "set" { print $2 + $4 + $6 }')
+percall=$(echo "$o" | awk -v n="$ncalls" 'NR == 2 && n > 0 { printf "%.2f", $1 / n }')
+log "uid 1001: $ncalls setxattr calls through the shadow: $(echo "$o" | tr '\n' ' ') -> $percall ms each"
 # the attacker's removal of its own values gives its memory back
 odt asuser 1000 1000 odt xattr rm "$st/c0" user.xfill.0 || fail "the attacker cannot remove its own value"
 x=$(mkcg x); sx=/shadow${x#$CGROOT}
@@ -77,4 +82,4 @@ kl=$(killed_on_time "$x" "$sx")
 stop_daemon
 pass "daemon +$(mib $dd) MiB, tenant +$(mib $td) MiB (peak +$(mib $tpd)) for $made cgroups and" \
 	"$nset values of 64 KiB set ($nref refused, $oomk OOM kills in the tenant's cgroup);" \
-	"uid 1001's mkdir and user.note work; kill +$kl ms"
+	"uid 1001's mkdir and user.note work ($percall ms per charged setxattr); kill +$kl ms"
