@@ -65,6 +65,42 @@ static int caller_cgroup(od_shadowfs *fs, const fs_caller *c)
 	return fd < 0 ? -err : fd;
 }
 
+#if defined(__x86_64__)
+#define CHARGE_STACK (64 * 1024)
+/* clone3 with CLONE_VM | CLONE_VFORK: the child runs fn(arg) on its own stack and
+ * exits with its result; we resume once it has. A fork of the daemon instead copies
+ * the page tables of all its locked memory (thread stacks included) and leaves the
+ * kill path's threads to take copy-on-write faults until the child exits: 12-76 ms
+ * a call against 0.07-0.35 ms this way, for a process with 16-256 MiB locked and 20
+ * threads (a 2-core host at load 13; the test program is in the commit message). The child shares
+ * our memory and this thread's TLS (errno): fn makes system calls only. glibc has
+ * no clone3 wrapper that takes a stack; the child must not return into C code that
+ * expects the old stack, hence the instructions below. */
+static long clone3_vm(struct clone_args *a, fs_charged_fn fn, void *arg)
+{
+	register long nr __asm__("rax") = SYS_clone3;
+	register struct clone_args *args __asm__("rdi") = a;
+	register long size __asm__("rsi") = sizeof *a;
+	register fs_charged_fn f __asm__("r12") = fn;
+	register void *x __asm__("r13") = arg;
+	__asm__ volatile("syscall\n\t"
+			 "test %%rax, %%rax\n\t"
+			 "jnz 1f\n\t"
+			 "xor %%ebp, %%ebp\n\t" /* the child, on the new stack */
+			 "mov %%r13, %%rdi\n\t"
+			 "call *%%r12\n\t"
+			 "movzbl %%al, %%edi\n\t"
+			 "mov %[exit], %%eax\n\t"
+			 "syscall\n\t"
+			 "hlt\n\t"
+			 "1:\n\t"
+			 : "+r"(nr)
+			 : "r"(args), "r"(size), "r"(f), "r"(x), [exit] "i"(SYS_exit)
+			 : "rcx", "r11", "rdx", "r8", "r9", "r10", "memory", "cc");
+	return nr;
+}
+#endif
+
 /* One child in cgroup cg running fn: 0 or errno; *placed false when the cgroup
  * takes no process (threaded: EOPNOTSUPP; internal-process rule: EBUSY). */
 static int run_in(int cg, fs_charged_fn fn, void *arg, bool *placed)
@@ -77,9 +113,22 @@ static int run_in(int cg, fs_charged_fn fn, void *arg, bool *placed)
 		.cgroup = (uint64_t)cg,
 	};
 	*placed = true;
+#if defined(__x86_64__)
+	void *stack = g_malloc(CHARGE_STACK); /* 16-byte aligned: the top too */
+	a.flags |= CLONE_VM | CLONE_VFORK;
+	a.stack = (uint64_t)(uintptr_t)stack;
+	a.stack_size = CHARGE_STACK;
+	long pid = clone3_vm(&a, fn, arg);
+	if (pid < 0) {
+		errno = (int)-pid;
+		pid = -1;
+	}
+	g_free(stack); /* the child has exited (CLONE_VFORK) or never ran */
+#else
 	long pid = syscall(SYS_clone3, &a, sizeof a);
 	if (pid == 0)
-		_exit(fn(arg) & 0xff); /* system calls only from here on */
+		_exit(fn(arg) & 0xff); /* a fork: system calls only from here on */
+#endif
 	if (pid < 0) {
 		int err = errno;
 		*placed = !(err == EOPNOTSUPP || err == EBUSY);

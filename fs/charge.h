@@ -10,10 +10,10 @@
  * made by clone3(CLONE_INTO_CGROUP) straight into the caller's cgroup: the caller's
  * limit applies as if it had made the call on the real tree.
  *
- * The child is a fork of the daemon (no CLONE_VM: clone3 needs no stack of ours
- * then) that makes only system calls and exits with the call's errno; it is
- * waited for through its pidfd (exit signal 0: no SIGCHLD, invisible to any
- * waitpid(-1)). It counts in the caller's pids.max (EAGAIN, as the caller's own
+ * The child shares our memory (CLONE_VM | CLONE_VFORK, its own small stack; on
+ * other architectures than x86_64 a fork), makes only system calls and exits with
+ * the call's errno; it is reaped through its pidfd (exit signal 0: no SIGCHLD,
+ * invisible to any waitpid(-1)). It counts in the caller's pids.max (EAGAIN, as the caller's own
  * fork would), is frozen with the caller's cgroup (the request then waits for
  * the thaw, as the caller would) and dies with it (SIGKILL: ENOMEM, the charge's
  * own failure being an OOM kill).
@@ -27,8 +27,8 @@
 
 #include "fs_private.h"
 
-/* Runs in the child: system calls only (no malloc, no locks: a fork of a
- * threaded process); 0 or an errno. */
+/* Runs in the child: system calls only (no malloc, no locks: it shares our
+ * memory, or is a fork of a threaded process); 0 or an errno. */
 typedef int (*fs_charged_fn)(void *arg);
 
 /* fn(arg) in the caller's cgroup (as /proc/<tid>/cgroup names it, under the
