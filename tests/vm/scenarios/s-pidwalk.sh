@@ -1,6 +1,9 @@
 # s-pidwalk (issue 21, deliverable 3): a cgroup.procs write from another pid namespace
 # makes the daemon walk /proc to translate the pid (fs/pids.c): a container can keep FUSE
-# workers busy with a loop of such writes. The kill path does not wait for them: its
+# workers busy with a loop of such writes (3.2 s a walk under TCG with 1,078 tasks, and
+# root's own move through the shadow took 2.7 s meanwhile). The walk now rules out the tasks
+# of the daemon's own pid namespace by a stat of their ns/pid, reading the status only of
+# tasks in other namespaces. And the kill path does not wait for the walks: its
 # threads run at the daemon's niceness (od_harden: -20 by default), the FUSE workers at the
 # one it was started with, and no lock of the kill path is held during the walk. 1,000
 # extra processes make /proc long; 4 writers, each in a pid namespace of its own, write a
