@@ -3,8 +3,8 @@
 # 1000's connections trickling one after another (2 s each), every status request of root's
 # waited for the one being read (up to 2 s). Now each listener has its own thread: with 8
 # connections of uid 1000 trickling to the metrics port, each of root's three
-# `oomdelayfs status` right after a fresh trickler connected takes at most 1 s more than one
-# without tricklers; all 8 get their 404 in turn, and a kill is on time meanwhile (the
+# `oomdelayfs status` right after a fresh trickler connected, the fastest takes at most 1 s
+# more than one without tricklers (one thread for both would make each wait ~1.7 s); all 8 get their 404 in turn, and a kill is on time meanwhile (the
 # status threads are not on the kill path).
 # Figures: root's status time, the tricklers' last answer, the kill's lateness.
 # timeout: 150
@@ -29,18 +29,20 @@ b1=$(st); b2=$(st)
 base=$b1; [ "$b2" -gt "$base" ] && base=$b2
 t0=$(now_ms)
 for k in 1 2 3 4 5; do trickle $k; done
-worst=0 all=''
+best=999999 all=''
 # each time right after a fresh trickler connected: one thread for both listeners would be
-# reading its request for up to 2 s
+# reading its request for 2 s, and every one of the three would wait ~1.7 s for it; a loaded
+# TCG host makes any one of them slow now and then, so the fastest one is judged
 for k in 6 7 8; do
 	trickle $k
 	usleep 300000
 	d=$(st)
 	all="$all $d"
-	[ "$d" -gt "$worst" ] && worst=$d
+	[ "$d" -lt "$best" ] && best=$d
 done
-[ "$worst" -le $((base + 1000)) ] ||
+[ "$best" -le $((base + 1000)) ] ||
 	fail "root's status took$all ms behind 8 trickling metrics clients (alone: $b1, $b2 ms)"
+grep -q oomd-metrics /proc/"$DAEMON_PID"/task/*/comm || fail "no oomd-metrics thread in the daemon"
 x=$(mkcg x); sx=/shadow${x#$CGROOT}
 setknob "$sx" memory.max $((32 * MiB))
 setknob "$sx" memory.oom_delay_millisecs 600
