@@ -12,6 +12,12 @@
 
 #define KEEP_ENDED 64
 #define MAX_PIDS 256
+/* Events waiting for the audit thread past which changes and notifications are
+ * dropped (a removal never is: its cgroup's state would stay). A tenant's loop of
+ * knob writes emits one change each; were the thread slower (an onset reads
+ * cgroup.procs and /proc), the queue grew without bound (SECURITY.md, known
+ * limits before issue 21). Each event is ~100 bytes: 4 MiB at most. */
+#define MAX_QUEUED 40000
 
 /* journald MESSAGE_ID per kind of record (journalctl MESSAGE_ID=...) */
 #define MSGID_HOLD_START "4f8a1c2e9b3d47e6a0c5d2b8e1f7a903"
@@ -55,6 +61,10 @@ struct od_audit {
 	GMutex fs_lock;
 	oe_kill_mode mode;
 	GAsyncQueue *q;
+	gint queued;   /* events in q (STOP aside) */
+	GMutex drop_lock;
+	unsigned dropped;      /* since the last log line */
+	gint64 dropped_logged; /* monotonic us of that line */
 	GThread *thread;
 	/* the audit thread's own */
 	GHashTable *cgs; /* &id -> cg_state* */
@@ -76,8 +86,32 @@ const char *od_end_name(od_end e)
 
 /* ---- hooks: any thread but the deadline thread; must not block ---- */
 
+/* One line per minute at most: the flood goes on while we log. */
+static void note_dropped(od_audit *a)
+{
+	g_mutex_lock(&a->drop_lock);
+	a->dropped++;
+	gint64 now = g_get_monotonic_time();
+	bool say = !a->dropped_logged || now - a->dropped_logged >= 60 * G_USEC_PER_SEC;
+	unsigned n = a->dropped;
+	if (say) {
+		a->dropped_logged = now;
+		a->dropped = 0;
+	}
+	g_mutex_unlock(&a->drop_lock);
+	if (say)
+		g_warning("audit: %u events dropped: %d wait for the audit thread (a flood of knob "
+			  "writes?); hold records may be incomplete, kills are not affected",
+			  n, MAX_QUEUED);
+}
+
 static void push(od_audit *a, ev_kind k, uint64_t id)
 {
+	if (k != EV_REMOVED && g_atomic_int_get(&a->queued) >= MAX_QUEUED) {
+		note_dropped(a);
+		return;
+	}
+	g_atomic_int_inc(&a->queued);
 	ev *e = g_new0(ev, 1);
 	e->kind = k;
 	e->id = id;
@@ -416,6 +450,8 @@ static gpointer audit_main(gpointer data)
 			continue;
 		bool stop = e->kind == EV_STOP;
 		if (!stop)
+			g_atomic_int_add(&a->queued, -1);
+		if (!stop)
 			handle(a, e);
 		g_free(e);
 		if (stop)
@@ -432,6 +468,7 @@ od_audit *od_audit_new(od_controller *c, oe_kill_mode mode)
 	a->cgs = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, cg_state_free);
 	g_mutex_init(&a->lock);
 	g_mutex_init(&a->fs_lock);
+	g_mutex_init(&a->drop_lock);
 	a->open = g_array_new(FALSE, FALSE, sizeof(od_hold_record));
 	a->ended = g_array_new(FALSE, FALSE, sizeof(od_hold_record));
 	a->st.started_at = od_now();
@@ -464,6 +501,7 @@ void od_audit_free(od_audit *a)
 	g_array_unref(a->ended);
 	g_mutex_clear(&a->lock);
 	g_mutex_clear(&a->fs_lock);
+	g_mutex_clear(&a->drop_lock);
 	g_free(a);
 }
 

@@ -1,6 +1,7 @@
-/* fdstore.c — sd_notify plumbing (fdstore.h), through libsystemd: the same calls
- * reach systemd or the supervisor (supervisor.c), which listens on the socket it
- * names in NOTIFY_SOCKET and hands descriptors back with LISTEN_FDS.
+/* fdstore.c — sd_notify plumbing (fdstore.h): the same messages reach systemd or
+ * the supervisor (supervisor.c, through the socketpair end it passed us), both
+ * sent by notify.c, which never waits for the receiver; descriptors come back
+ * with LISTEN_FDS (read through libsystemd).
  */
 #define G_LOG_DOMAIN "oomdelayfs"
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "oomd/fdstore.h"
+#include "oomd/notify.h"
 
 static const char *const names[] = { "fuse", "state", "root" };
 
@@ -44,7 +46,7 @@ void od_fdstore_take(od_kept_fds *k)
 
 bool od_fdstore_keep(const od_kept_fds *k)
 {
-	if (!getenv("NOTIFY_SOCKET"))
+	if (!od_notify_available())
 		return false;
 	/* Whatever is left under our names belongs to a dead connection (systemd drops
 	 * only the /dev/fuse descriptor by itself, on its EPOLLERR): a later start must
@@ -56,11 +58,11 @@ bool od_fdstore_keep(const od_kept_fds *k)
 		if (fd < 0)
 			continue;
 		g_autofree char *msg = g_strdup_printf("FDSTORE=1\nFDNAME=%s", names[i]);
-		int r = sd_pid_notify_with_fds(0, 0, msg, &fd, 1);
-		if (r <= 0) {
+		/* Start-up, before READY=1: a manager slow to read gets a second. */
+		int r = od_notify_send_patient(msg, fd, 1000);
+		if (r < 0) {
 			g_warning("keeping the '%s' descriptor in the service manager: %s "
-				  "(FileDescriptorStoreMax= in the unit?)", names[i],
-				  r < 0 ? g_strerror(-r) : "no manager");
+				  "(FileDescriptorStoreMax= in the unit?)", names[i], g_strerror(-r));
 			return false;
 		}
 	}
@@ -71,25 +73,25 @@ void od_fdstore_drop(void)
 {
 	for (unsigned i = 0; i < G_N_ELEMENTS(names); i++) {
 		g_autofree char *msg = g_strdup_printf("FDSTOREREMOVE=1\nFDNAME=%s", names[i]);
-		(void)sd_notify(0, msg);
+		(void)od_notify_send(msg, -1);
 	}
 }
 
 void od_notify_ready(const char *status)
 {
 	g_autofree char *msg = g_strdup_printf("READY=1\nSTATUS=%s", status);
-	(void)sd_notify(0, msg);
+	(void)od_notify_send(msg, -1);
 }
 
 void od_notify_status(const char *status)
 {
 	g_autofree char *msg = g_strdup_printf("STATUS=%s", status);
-	(void)sd_notify(0, msg);
+	(void)od_notify_send(msg, -1);
 }
 
 void od_notify_stopping(void)
 {
-	(void)sd_notify(0, "STOPPING=1");
+	(void)od_notify_send("STOPPING=1", -1);
 }
 
 int od_watchdog_period_ms(void)
@@ -114,7 +116,7 @@ static gboolean feed(gpointer data)
 	if (b != w->last) {
 		w->last = b;
 		w->warned = false;
-		(void)sd_notify(0, "WATCHDOG=1");
+		(void)od_notify_send("WATCHDOG=1", -1);
 	} else if (!w->warned) {
 		/* No ping: the manager restarts us when the period runs out. */
 		g_warning("watchdog: the deadline thread has not beaten for half a period; not feeding");
@@ -131,7 +133,7 @@ void od_watchdog_start(int period_ms, uint64_t (*beats)(void *ud), void *ud)
 	w->beats = beats;
 	w->ud = ud;
 	w->last = beats(ud);
-	(void)sd_notify(0, "WATCHDOG=1");
+	(void)od_notify_send("WATCHDOG=1", -1);
 	g_timeout_add_full(G_PRIORITY_HIGH, (guint)period_ms / 2, feed, w, g_free);
 	g_message("watchdog: WATCHDOG=1 every %d ms while the deadline thread beats", period_ms / 2);
 }

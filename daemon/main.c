@@ -25,6 +25,7 @@
 #include "oomd/kernel_io.h"
 #include "oomd/audit.h"
 #include "oomd/fdstore.h"
+#include "oomd/notify.h"
 #include "oomd/options.h"
 #include "oomd/shadowfs.h"
 #include "oomd/startup.h"
@@ -285,7 +286,7 @@ int main(int argc, char **argv)
 	fo.debug = o.debug;
 	fo.fuse_fd = kept.fuse_fd; /* -1, -1 unless taken over; owned by od_shadowfs_new */
 	fo.state_fd = kept.state_fd;
-	fo.kept_outside = getenv("NOTIFY_SOCKET") != NULL; /* od_fdstore_keep will try */
+	fo.kept_outside = od_notify_available(); /* od_fdstore_keep will try */
 
 	daemon_ctx d = { .ctl = ctl, .fuse_nice = started_nice };
 	d.loop = g_main_loop_new(NULL, FALSE);
@@ -326,7 +327,7 @@ int main(int argc, char **argv)
 	od_kept_fds keep = { .root_fd = root_fd };
 	od_shadowfs_kept_fds(d.fs, &keep.fuse_fd, &keep.state_fd);
 	/* The manager already holds what it handed us. */
-	d.kept = takeover ? getenv("NOTIFY_SOCKET") != NULL : od_fdstore_keep(&keep);
+	d.kept = takeover ? od_notify_available() : od_fdstore_keep(&keep);
 	if (!d.kept)
 		g_message("no service manager keeps the FUSE connection: a crash leaves a stale mount");
 

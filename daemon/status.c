@@ -24,7 +24,7 @@ struct od_status {
 	char *path, *mountpoint;
 	oe_kill_mode mode;
 	int ufd, tfd, wake; /* -1 when absent */
-	GThread *thread;
+	GThread *thread, *tthread; /* serving ufd, tfd */
 };
 
 static int fail_errno(GError **err, const char *what, const char *path)
@@ -228,25 +228,38 @@ static void serve(od_status *s, int lfd, bool http)
 	close(fd);
 }
 
-static gpointer status_main(gpointer data)
+/* One thread per listener: the metrics port is open to every local uid, and a
+ * client that trickles there (2 s per connection, as many connections as it
+ * likes) must not starve root's status socket (SECURITY.md, issue 21). */
+static void listen_loop(od_status *s, int lfd, bool http)
 {
-	od_status *s = data;
-	struct pollfd p[3] = { { .fd = s->wake, .events = POLLIN }, { .fd = s->ufd, .events = POLLIN },
-			       { .fd = s->tfd, .events = POLLIN } };
+	struct pollfd p[2] = { { .fd = s->wake, .events = POLLIN }, { .fd = lfd, .events = POLLIN } };
 	for (;;) {
-		if (poll(p, 3, -1) < 0) {
+		if (poll(p, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			g_warning("status socket: poll: %s; no more status", g_strerror(errno));
-			return NULL;
+			return;
 		}
 		if (p[0].revents)
-			return NULL;
+			return; /* the wake eventfd is never read: it stays readable for both */
 		if (p[1].revents & POLLIN)
-			serve(s, s->ufd, false);
-		if (p[2].revents & POLLIN)
-			serve(s, s->tfd, true);
+			serve(s, lfd, http);
 	}
+}
+
+static gpointer unix_main(gpointer data)
+{
+	od_status *s = data;
+	listen_loop(s, s->ufd, false);
+	return NULL;
+}
+
+static gpointer tcp_main(gpointer data)
+{
+	od_status *s = data;
+	listen_loop(s, s->tfd, true);
+	return NULL;
 }
 
 od_status *od_status_start(od_audit *a, const od_status_opts *o, GError **err)
@@ -270,7 +283,10 @@ od_status *od_status_start(od_audit *a, const od_status_opts *o, GError **err)
 	}
 	if (o->metrics_port > 0 && (s->tfd = bind_tcp(o->metrics_port, err)) < 0)
 		goto fail;
-	s->thread = g_thread_new("oomd-status", status_main, s);
+	if (s->ufd >= 0)
+		s->thread = g_thread_new("oomd-status", unix_main, s);
+	if (s->tfd >= 0)
+		s->tthread = g_thread_new("oomd-metrics", tcp_main, s);
 	return s;
 fail:
 	od_status_stop(s);
@@ -281,11 +297,14 @@ void od_status_stop(od_status *s)
 {
 	if (!s)
 		return;
-	if (s->thread) {
+	if (s->thread || s->tthread) {
 		uint64_t one = 1;
 		if (write(s->wake, &one, sizeof one) < 0)
-			g_warning("status socket: cannot stop its thread: %s", g_strerror(errno));
-		g_thread_join(s->thread);
+			g_warning("status socket: cannot stop its threads: %s", g_strerror(errno));
+		if (s->thread)
+			g_thread_join(s->thread);
+		if (s->tthread)
+			g_thread_join(s->tthread);
 	}
 	if (s->ufd >= 0) {
 		close(s->ufd);

@@ -1,11 +1,22 @@
 /* supervisor.c — `oomdelayfs --supervise ...` (supervisor.h): for hosts without
  * systemd, a small parent that does for one server what systemd's fd store and
  * Restart= do, speaking the same protocol, so the server's code is the same under
- * both (fdstore.c): it names an abstract datagram socket in NOTIFY_SOCKET, takes
- * FDSTORE=1/FDNAME= (descriptors by SCM_RIGHTS) and FDSTOREREMOVE=1 from its child
- * only (SCM_CREDENTIALS), and hands the kept descriptors to the next server with
- * LISTEN_FDS/LISTEN_FDNAMES/LISTEN_PID. It holds no other state, mounts nothing
- * itself (the first server mounts and gives it the connection), runs no threads.
+ * both (fdstore.c, notify.c): it takes FDSTORE=1/FDNAME= (descriptors by
+ * SCM_RIGHTS) and FDSTOREREMOVE=1 from its child only (SCM_CREDENTIALS), and hands
+ * the kept descriptors to the next server with LISTEN_FDS/LISTEN_FDNAMES/LISTEN_PID.
+ * It holds no other state, mounts nothing itself (the first server mounts and gives
+ * it the connection), runs no threads.
+ *
+ * The channel is one end of a datagram socketpair passed to each server
+ * (OOMDELAYFS_NOTIFY_FD), never a name: no other process can send to it. Until
+ * issue 21 it was an abstract socket (@oomdelayfs-supervisor/<pid>), which anyone
+ * in the network namespace could reach: uid 1000 sent it a lingering TCP socket by
+ * SCM_RIGHTS, our close() of it blocked this thread, the queue filled, the
+ * server's next sd_notify blocked its main loop, and no cgroup was killed. Now a
+ * datagram here comes from our server (or a dead one's descriptors still queued),
+ * and what it sends is its own /dev/fuse, memfd and directory descriptors, whose
+ * close never waits; the server sends without waiting (notify.c), so a supervisor
+ * that stopped reading would cost it messages, never its main loop.
  *
  * Server ends: exit 0 (orderly stop: everything handed back, unmounted) -> the
  * supervisor exits 0; SIGTERM/SIGINT to the supervisor are passed on. Any other end
@@ -28,7 +39,6 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,6 +46,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "oomd/fdstore.h"
+#include "oomd/notify.h"
 #include "oomd/options.h"
 #include "oomd/supervisor.h"
 
@@ -54,7 +65,7 @@ typedef struct {
 	char **server_argv;  /* the same without --supervise */
 	kept_fd kept[3];
 	int sock, sig;
-	char *sock_env;
+	int server_end;      /* the socketpair end each server gets (not close-on-exec there) */
 	pid_t child;
 	bool stopping, upgrading;
 	int watchdog_ms;     /* 0: none */
@@ -122,11 +133,15 @@ static void start_server(sup *s)
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		/* Out of the range pass_kept fills (3, 4, 5), without close-on-exec. */
+		int end = fcntl(s->server_end, F_DUPFD, 16);
 		if (s->kept[0].fd >= 0)
 			pass_kept(s, getpid());
-		setenv("NOTIFY_SOCKET", s->sock_env, 1);
+		char v[32];
+		snprintf(v, sizeof v, "%d", end);
+		setenv(OD_NOTIFY_FD_ENV, v, 1);
+		unsetenv("NOTIFY_SOCKET");
 		if (s->watchdog_ms) {
-			char v[32];
 			snprintf(v, sizeof v, "%lld", (long long)s->watchdog_ms * 1000);
 			setenv("WATCHDOG_USEC", v, 1);
 			snprintf(v, sizeof v, "%d", (int)getpid());
@@ -225,6 +240,8 @@ static bool on_notify(sup *s)
 			from = u.pid;
 		}
 	}
+	if (m.msg_flags & (MSG_CTRUNC | MSG_TRUNC))
+		from = 0; /* not a message of ours: more descriptors or bytes than we take */
 	bool store = false, remove = false;
 	const char *name = NULL;
 	g_auto(GStrv) lines = g_strsplit(buf, "\n", -1);
@@ -295,19 +312,19 @@ static void on_signal(sup *s)
 	}
 }
 
+/* The server's channel: a datagram socketpair, ours nonblocking with SO_PASSCRED
+ * (the kernel stamps each datagram with its sender's pid, checked in on_notify). */
 static bool open_socket(sup *s)
 {
-	s->sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (s->sock < 0)
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return false;
+	s->sock = sv[0];
+	s->server_end = sv[1];
 	int one = 1;
-	(void)setsockopt(s->sock, SOL_SOCKET, SO_PASSCRED, &one, sizeof one);
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	/* abstract: nothing on disk to clean up, gone with us */
-	int len = snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "oomdelayfs-supervisor/%d", (int)getpid());
-	if (bind(s->sock, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) < 0)
+	if (fcntl(s->sock, F_SETFL, O_NONBLOCK) < 0 ||
+	    setsockopt(s->sock, SOL_SOCKET, SO_PASSCRED, &one, sizeof one) < 0)
 		return false;
-	s->sock_env = g_strdup_printf("@%s", a.sun_path + 1);
 	return true;
 }
 
@@ -328,7 +345,7 @@ static void check_watchdog(sup *s)
 int od_supervise(int argc, char **argv, int watchdog_sec)
 {
 	sup s = { .kept = { { "fuse", -1 }, { "state", -1 }, { "root", -1 } }, .sock = -1,
-		  .watchdog_ms = watchdog_sec * 1000 };
+		  .server_end = -1, .watchdog_ms = watchdog_sec * 1000 };
 	s.self = g_file_read_link("/proc/self/exe", NULL);
 	if (!s.self) {
 		g_printerr("oomdelayfs: --supervise: cannot read /proc/self/exe\n");

@@ -161,6 +161,7 @@ fs_caller *fs_caller_new(fuse_req_t req)
 	/* the pid namespace says only what the caller can see: kept for a nobody too */
 	c->pidns = ns_ino_at(c->procfd, "pid", NULL);
 	c->pidns_ours = same_ns(c->procfd, "pid");
+	c->userns = ns_ino_at(c->procfd, "user", NULL);
 	pid_t chain[FS_MAX_NS_DEPTH];
 	c->pidns_depth = fs_status_nspid(status, chain, FS_MAX_NS_DEPTH);
 

@@ -13,7 +13,10 @@ typedef struct {
 	uint64_t id;
 	uint64_t serial; /* unique: finds the listener again after the lock was let go */
 	pid_t tgid;
-	uid_t uid;      /* the registering request's: the per-uid bound */
+	uid_t uid;      /* the registering request's (log lines) */
+	uint64_t principal; /* its uid, or its user namespace (ec_bounds.h) */
+	bool root;      /* uid 0 of the initial user namespace */
+	bool stranger;  /* neither root nor the cgroup's owner when it registered */
 	int efd;   /* our copy of the caller's eventfd (verified one: closing it is safe) */
 	int pidfd; /* the caller's process: readable once it has exited */
 	bool orphan; /* its process exited; a holder of its eventfd is being looked for */

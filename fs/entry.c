@@ -12,6 +12,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "charge.h"
 #include "fs_private.h"
 #include "v1layout.h"
 
@@ -279,6 +280,18 @@ static void give_to_caller(int fd, const char *name, uid_t uid, gid_t gid)
 	closedir(dp);
 }
 
+typedef struct {
+	int dirfd;
+	const char *name;
+	mode_t mode;
+} mkdir_args;
+
+static int mkdir_in_child(void *p)
+{
+	mkdir_args *a = p;
+	return mkdirat(a->dirfd, a->name, a->mode) < 0 ? errno : 0;
+}
+
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
 	od_shadowfs *fs = fs_of(req);
@@ -294,8 +307,13 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	mode &= 07777; /* the kernel already applied the caller's umask */
 	if (fs->opts.v1_layout)
 		fs_v1_before_mkdir(req, dir->fd);
-	if (mkdirat(dir->fd, name, mode) < 0) {
-		fuse_reply_err(req, errno);
+	/* The new cgroup's kernel memory (its memcg, percpu statistics, kernfs nodes)
+	 * is charged to the caller's cgroup, not to ours (charge.h; issue 21, item 2). */
+	mkdir_args ma = { dir->fd, name, mode };
+	g_autoptr(fs_caller) who = fs_caller_new(req);
+	int merr = fs_charged_call(fs, who, mkdir_in_child, &ma);
+	if (merr) {
+		fuse_reply_err(req, merr);
 		return;
 	}
 	struct fuse_entry_param e;

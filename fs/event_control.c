@@ -27,20 +27,13 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "ec_bounds.h"
 #include "ec_private.h"
 
-/* Bounds. Every listener holds two descriptors of ours (its eventfd, its
- * process's pidfd) and a few dozen bytes: FS_EC_MAX_TOTAL listeners cost 8192
+/* Bounds: ec_bounds.h. Every listener holds two descriptors of ours (its eventfd,
+ * its process's pidfd) and a few dozen bytes: EC_MAX_TOTAL listeners cost 8192
  * descriptors, well inside the daemon's RLIMIT_NOFILE (1048576 once raised) and
- * below the request budget (fdguard.h). A process may register what a handler
- * plausibly needs per cgroup; a uid four processes' worth; the total lets four
- * uids exhaust theirs. Past a bound the write fails with ENOMEM: the only
- * exhaustion memcg_write_event_control (6.1) reports is its kzalloc of the event
- * (and mem_cgroup_oom_register_event's kmalloc), both -ENOMEM. */
-#define FS_EC_MAX_PER_CGROUP 256
-#define FS_EC_MAX_PER_PROCESS 256
-#define FS_EC_MAX_PER_UID 1024
-#define FS_EC_MAX_TOTAL 4096
+ * below the request budget (fdguard.h). */
 
 static void hook_notify(void *ud, uint64_t id)
 {
@@ -148,18 +141,42 @@ static int check_control(const fs_synth_ctx *c, pid_t tgid, int control_fd)
 	return want != 0 && ino == want ? 0 : EINVAL;
 }
 
-/* May one more listener of (cgroup, process, uid) be added? Called with the lock held. */
-static bool within_bounds_locked(fs_evctl *e, uint64_t id, pid_t tgid, uid_t uid)
+/* Who asks, for the bounds (ec_bounds.h). */
+typedef struct {
+	uint64_t id;
+	pid_t tgid;
+	uid_t uid;
+	uint64_t principal;
+	bool root, owner;
+} ec_asker;
+
+static ec_asker asker_of(const fs_synth_ctx *c, const fs_caller *who, uid_t uid)
 {
-	size_t per_cg = 0, per_proc = 0, per_uid = 0;
+	ec_asker a = { .id = c->id, .tgid = who->tgid, .uid = uid };
+	/* A uid of our user namespace, or the whole namespace it lives in. */
+	bool ours = who->init_userns || !who->userns;
+	a.principal = ours ? (uint64_t)uid : (UINT64_C(1) << 32) | (uint64_t)who->userns;
+	a.root = ours && uid == 0;
+	/* The real directory and memory.max: fstat on cgroupfs never reaches FUSE. */
+	struct stat st;
+	a.owner = (fstat(c->dirfd, &st) == 0 && st.st_uid == uid) ||
+		  (fstatat(c->dirfd, "memory.max", &st, 0) == 0 && st.st_uid == uid);
+	return a;
+}
+
+/* NULL when one more listener of a fits; called with the lock held. */
+static const char *refusal_locked(fs_evctl *e, const ec_asker *a)
+{
+	ec_counts n = { .total = e->all->len };
 	for (guint i = 0; i < e->all->len; i++) {
 		ec_listener *o = g_ptr_array_index(e->all, i);
-		per_cg += o->id == id;
-		per_proc += o->tgid == tgid;
-		per_uid += o->uid == uid;
+		n.not_root += !o->root;
+		n.cg_strangers += o->id == a->id && o->stranger;
+		n.cg_mine += o->id == a->id && o->principal == a->principal;
+		n.process += o->tgid == a->tgid;
+		n.principal += o->principal == a->principal;
 	}
-	return per_cg < FS_EC_MAX_PER_CGROUP && per_proc < FS_EC_MAX_PER_PROCESS &&
-	       per_uid < FS_EC_MAX_PER_UID && e->all->len < FS_EC_MAX_TOTAL;
+	return ec_bounds_refusal(&n, a->root, a->owner);
 }
 
 /* One line per 10 s at most: a refused caller can retry in a loop. */
@@ -179,21 +196,21 @@ static void warn_refused(uint64_t id, pid_t tgid, uid_t uid, const char *why)
 		  id, (int)tgid, (unsigned)uid, why);
 }
 
-static bool bounds_ok(fs_evctl *e, uint64_t id, pid_t tgid, uid_t uid)
+static bool bounds_ok(fs_evctl *e, const ec_asker *a)
 {
 	g_mutex_lock(&e->lock);
-	bool ok = within_bounds_locked(e, id, tgid, uid);
+	const char *why = refusal_locked(e, a);
 	g_mutex_unlock(&e->lock);
-	if (!ok)
-		warn_refused(id, tgid, uid, "listener limit reached");
-	return ok;
+	if (why)
+		warn_refused(a->id, a->tgid, a->uid, why);
+	return !why;
 }
 
 /* The caller's eventfd as a descriptor of ours, or -errno. Checked in the caller's
  * table first (a non-eventfd is never taken), and again once ours: the caller may
  * have put another file under that number in between. A taken descriptor that is
  * not an eventfd goes to the closer (its close may wait for a FUSE server). */
-static int take_eventfd(fs_evctl *e, int pidfd, pid_t tgid, int event_fd)
+static int take_eventfd(fs_evctl *e, int pidfd, pid_t tgid, int event_fd, uint64_t owner)
 {
 	int r = fs_fd_is_eventfd(tgid, event_fd);
 	if (r)
@@ -202,11 +219,11 @@ static int take_eventfd(fs_evctl *e, int pidfd, pid_t tgid, int event_fd)
 	if (efd < 0)
 		return -errno; /* EBADF: closed meanwhile; EPERM: a ptrace policy forbids us */
 	if (!fs_fd_within_budget(efd)) {
-		fs_closer_give(e->closer, efd);
+		fs_closer_give(e->closer, efd, owner);
 		return -EMFILE;
 	}
 	if (fs_fd_is_eventfd(0, efd) != 0) {
-		fs_closer_give(e->closer, efd);
+		fs_closer_give(e->closer, efd, owner);
 		return -EINVAL;
 	}
 	return efd;
@@ -229,11 +246,12 @@ int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_f
 		warn_refused(c->id, tgid, rc->uid, "eventfd writes cannot be bounded (no timer)");
 		return ENOMEM;
 	}
-	if (fs_closer_backed_up(e->closer)) {
-		warn_refused(c->id, tgid, rc->uid, "descriptors wait to be closed");
+	ec_asker who_asks = asker_of(c, who, rc->uid);
+	if (fs_closer_backed_up(e->closer, who_asks.principal)) {
+		warn_refused(c->id, tgid, rc->uid, "descriptors it handed over wait to be closed");
 		return ENOMEM;
 	}
-	if (!bounds_ok(e, c->id, tgid, rc->uid))
+	if (!bounds_ok(e, &who_asks))
 		return ENOMEM;
 
 	int pidfd = pidfd_open(tgid, 0);
@@ -256,7 +274,7 @@ int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_f
 	int r = fs_fd_is_eventfd(tgid, event_fd);
 	if (!r)
 		r = check_control(c, tgid, control_fd);
-	int efd = r ? -r : take_eventfd(e, pidfd, tgid, event_fd);
+	int efd = r ? -r : take_eventfd(e, pidfd, tgid, event_fd, who_asks.principal);
 	if (efd < 0) {
 		close(pidfd);
 		return -efd;
@@ -272,13 +290,17 @@ int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_f
 	l->id = c->id;
 	l->tgid = tgid;
 	l->uid = rc->uid;
+	l->principal = who_asks.principal;
+	l->root = who_asks.root;
+	l->stranger = !who_asks.root && !who_asks.owner;
 	l->efd = efd;
 	l->pidfd = pidfd;
 
 	g_mutex_lock(&e->lock);
-	if (!within_bounds_locked(e, l->id, tgid, l->uid)) {
+	const char *why = refusal_locked(e, &who_asks);
+	if (why) {
 		g_mutex_unlock(&e->lock);
-		warn_refused(c->id, tgid, l->uid, "listener limit reached");
+		warn_refused(c->id, tgid, l->uid, why);
 		ec_listener_unref(l);
 		return ENOMEM;
 	}

@@ -42,20 +42,27 @@ int fs_fd_identity(pid_t pid, int fd, dev_t *dev, uint64_t *ino);
  * daemon: false means give it back and answer EMFILE. */
 bool fs_fd_within_budget(int fd);
 
-/* ---- the closer: one thread that closes descriptors taken from callers ---- */
+/* ---- the closer: closes descriptors taken from callers ----
+ * Each close runs on a thread of its own (a small detached stack), so one that
+ * waits for a caller's FUSE server delays no other caller's (before issue 21 one
+ * thread closed them all, in order: 64 stuck descriptors of one caller refused
+ * everyone's registrations). Pending closes are counted per owner (the caller's
+ * uid or user namespace, as ec_bounds.h names principals). */
 
-/* How many descriptors may wait for the closer before new registrations are refused
- * (a close stuck on a FUSE server that never answers keeps the closer busy). */
-#define FS_CLOSER_MAX_PENDING 64
+/* Pending closes one owner may have before its registrations are refused. */
+#define FS_CLOSER_MAX_PER_OWNER 16
+/* Pending closes of all owners but root (uid 0 of the initial namespace, owner 0)
+ * before anyone else is refused: the threads waiting meanwhile. */
+#define FS_CLOSER_MAX_PENDING 256
 
 typedef struct fs_closer fs_closer;
 fs_closer *fs_closer_new(int *err);
-/* Never waits: the thread closes what is queued and ends on its own (a close stuck
- * on a caller's server must not hang the daemon's shutdown). */
+/* Never waits: closes still running end on their own (a close stuck on a
+ * caller's server must not hang the daemon's shutdown). */
 void fs_closer_free(fs_closer *c);
-/* Takes fd (never blocks). */
-void fs_closer_give(fs_closer *c, int fd);
-/* Are FS_CLOSER_MAX_PENDING or more descriptors waiting or being closed? */
-bool fs_closer_backed_up(fs_closer *c);
+/* Takes fd, owner's (never blocks). */
+void fs_closer_give(fs_closer *c, int fd, uint64_t owner);
+/* Would owner's next descriptor be past a bound? */
+bool fs_closer_backed_up(fs_closer *c, uint64_t owner);
 
 #endif

@@ -138,6 +138,7 @@ typedef struct fs_caller {
 	GArray *groups;     /* gid_t, supplementary */
 	uint64_t cap_eff;
 	bool init_userns;   /* in the daemon's user namespace (the FUSE superblock's, init's) */
+	ino_t userns;       /* its user namespace's inode (also for a nobody); 0: unknown */
 	int cgns;           /* its cgroup namespace when not ours, else -1 */
 	/* its pid namespace (also for a nobody: it only narrows what it can name) */
 	ino_t pidns;        /* 0: unknown */

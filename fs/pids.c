@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fs_private.h"
@@ -59,6 +60,12 @@ static bool same_ns_at(const char *ns_path, int up, ino_t want)
  * (ns inode caller_ns at depth `depth`, 1 = ours); 0 when there is none. */
 static pid_t translate(pid_t pid, ino_t caller_ns, int depth, bool threads)
 {
+	/* Tasks of our own pid namespace, the host's processes (issue 21 measured
+	 * 3.2 s a walk under TCG at 1,078 of them), are never visible from the
+	 * caller's, which lies below ours: a stat of their ns/pid rules each out,
+	 * and only tasks in other namespaces have their status read. */
+	struct stat self;
+	ino_t ours = stat("/proc/thread-self/ns/pid", &self) == 0 ? self.st_ino : 0;
 	DIR *d = opendir("/proc");
 	if (!d)
 		return 0;
@@ -70,6 +77,10 @@ static pid_t translate(pid_t pid, ino_t caller_ns, int depth, bool threads)
 		if (*end || p <= 0)
 			continue;
 		char path[96];
+		struct stat ns;
+		snprintf(path, sizeof path, "/proc/%ld/ns/pid", p);
+		if (ours && stat(path, &ns) == 0 && ns.st_ino == ours)
+			continue; /* threads share their process's pid namespace */
 		GPtrArray *tasks = g_ptr_array_new_with_free_func(g_free);
 		if (threads) {
 			snprintf(path, sizeof path, "/proc/%ld/task", p);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/xattr.h>
 
+#include "charge.h"
 #include "fs_private.h"
 
 /* The real node of ino and its attributes, or NULL with *err (0: a synthetic file). */
@@ -30,9 +31,10 @@ static fs_node *real_node(fuse_req_t req, fuse_ino_t ino, struct stat *st, int *
 	return n;
 }
 
-/* 0 with the node's path, or the errno to answer (missing: for a synthetic file). */
+/* 0 with the node's path (and the caller, if asked for), or the errno to answer
+ * (missing: for a synthetic file). */
 static int checked(fuse_req_t req, fuse_ino_t ino, const char *name, int mask, int missing,
-		   char path[64])
+		   char path[64], fs_caller **who)
 {
 	struct stat st;
 	int err;
@@ -44,23 +46,43 @@ static int checked(fuse_req_t req, fuse_ino_t ino, const char *name, int mask, i
 	if (err)
 		return err;
 	fs_proc_path(path, n->fd);
+	if (who)
+		*who = g_steal_pointer(&c);
 	return 0;
 }
 
+typedef struct {
+	const char *path, *name;
+	const void *value;
+	size_t size;
+	int flags;
+} set_args;
+
+static int set_in_child(void *p)
+{
+	set_args *a = p;
+	return setxattr(a->path, a->name, a->value, a->size, a->flags) < 0 ? errno : 0;
+}
+
+/* The value's memory (kernfs keeps it in kernel memory, accounted on 6.12) is
+ * charged to the caller's cgroup, not to ours (charge.h; issue 21, item 2). */
 void fs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 		    size_t size, int flags)
 {
 	char path[64];
-	int err = checked(req, ino, name, W_OK, EPERM, path);
-	if (!err && setxattr(path, name, value, size, flags) < 0)
-		err = errno;
+	g_autoptr(fs_caller) c = NULL;
+	int err = checked(req, ino, name, W_OK, EPERM, path, &c);
+	if (!err) {
+		set_args a = { path, name, value, size, flags };
+		err = fs_charged_call(fs_of(req), c, set_in_child, &a);
+	}
 	fuse_reply_err(req, err);
 }
 
 void fs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	char path[64];
-	int err = checked(req, ino, name, W_OK, ENODATA, path);
+	int err = checked(req, ino, name, W_OK, ENODATA, path, NULL);
 	if (!err && removexattr(path, name) < 0)
 		err = errno;
 	fuse_reply_err(req, err);
@@ -106,7 +128,7 @@ static char *get_all(const char *path, const char *name, ssize_t *len, int *err)
 void fs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	char path[64];
-	int err = checked(req, ino, name, R_OK, ENODATA, path);
+	int err = checked(req, ino, name, R_OK, ENODATA, path, NULL);
 	if (err) {
 		fuse_reply_err(req, err);
 		return;

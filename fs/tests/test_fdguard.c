@@ -161,10 +161,10 @@ Test(fdguard, the_closer_closes, .timeout = 10)
 	cr_assert_not_null(c);
 	int p[2];
 	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
-	fs_closer_give(c, p[1]);
+	fs_closer_give(c, p[1], 1000);
 	char b;
 	cr_assert_eq(read(p[0], &b, 1), 0, "EOF once the write end is closed");
-	cr_assert_not(fs_closer_backed_up(c));
+	cr_assert_not(fs_closer_backed_up(c, 1000));
 	close(p[0]);
 	fs_closer_free(c);
 }

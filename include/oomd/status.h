@@ -4,9 +4,10 @@
  * never walks the cgroup tree.
  *
  * Protocol: the client connects, sends one line ("text", "json" or "metrics") and
- * reads the answer to EOF. The server is one thread of its own that serves one
- * connection at a time, each with a 2 s send/receive timeout, so a stuck client
- * cannot hold it; it reads the controller through od_controller_snapshot (the
+ * reads the answer to EOF. The server is one thread per listener (the UNIX
+ * socket's, the metrics port's: a local uid trickling to the port cannot starve
+ * root's socket), each serving one connection at a time with one 2 s deadline to
+ * read the request and one to send the reply, so a stuck client cannot hold it; it reads the controller through od_controller_snapshot (the
  * engine's lock only to copy the views) and the audit's copies.
  */
 #ifndef OOMD_STATUS_H
