@@ -16,6 +16,8 @@ void ec_listener_unref(gpointer p)
 	ec_listener *l = p;
 	if (!g_atomic_int_dec_and_test(&l->refs))
 		return;
+	if (l->carry) /* gone: a successor must not take it again */
+		fs_carry_listener_clear(l->carry, l->slot);
 	close(l->efd);
 	close(l->pidfd);
 	g_free(l);

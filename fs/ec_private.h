@@ -17,6 +17,10 @@ typedef struct {
 	int efd;   /* our copy of the caller's eventfd (verified one: closing it is safe) */
 	int pidfd; /* the caller's process: readable once it has exited */
 	bool orphan; /* its process exited; a holder of its eventfd is being looked for */
+	/* carried for a successor (ec_carry.c): its record's slot (-1: none) */
+	fs_carry *carry;
+	int slot;
+	uint64_t eventfd_id;
 } ec_listener;
 
 /* Work for the notifier thread, the only thread that writes listeners' eventfds. */
@@ -46,6 +50,7 @@ struct fs_evctl {
 	fs_closer *closer;
 	od_controller *ctl;
 	od_hooks_reg *hooks; /* removed before fs_evctl is freed */
+	fs_carry *carry;   /* guarded by lock; NULL until fs_evctl_carry */
 	gint no_timer;     /* the notifier could not make its write timer: refuse listeners */
 };
 
@@ -57,6 +62,15 @@ void ec_listener_unref(gpointer l);
 void ec_kick(fs_evctl *e);
 /* Queues a job for the notifier (takes batch). Never blocks. */
 void ec_push_job(fs_evctl *e, ec_job_kind kind, uint64_t id, GPtrArray *batch);
+/* ---- carrying listeners across servers (ec_carry.c) ---- */
+/* /proc/<pid>/stat's start time (field 22), 0 if unreadable: with the pid, a process's
+ * identity across a restart of ours. */
+uint64_t ec_proc_starttime(pid_t pid);
+/* Records l for a successor if the listeners are carried. Called with e->lock held. */
+void ec_carry_record(fs_evctl *e, ec_listener *l);
+/* l's eventfd is now held by process tgid (ec_exit.c). */
+void ec_carry_holder(ec_listener *l);
+
 /* The threads' bodies; data is the fs_evctl. */
 gpointer ec_notify_thread(gpointer data);
 gpointer ec_watch_thread(gpointer data);

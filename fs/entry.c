@@ -12,6 +12,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "fdguard.h"
 #include "fs_private.h"
 #include "v1layout.h"
 
@@ -77,6 +78,10 @@ int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, struct fuse_en
 	int fd = openat(dir->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return errno;
+	if (!fs_fd_within_budget(fd)) {
+		close(fd); /* the kill path's reserve (fdguard.h): what the caller's own open answers */
+		return EMFILE;
+	}
 	if (fstatat(fd, "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
 		int err = errno;
 		close(fd);

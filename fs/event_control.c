@@ -109,6 +109,11 @@ void fs_evctl_free(fs_evctl *e)
 	/* Bounded: each write the notifier has queued takes at most EC_SIGNAL_TIMEOUT_MS. */
 	ec_push_job(e, JOB_STOP, 0, NULL);
 	g_thread_join(e->notifier);
+	/* Their records stay for a successor (stopping for one, or the memfd goes anyway). */
+	g_mutex_lock(&e->lock);
+	for (guint i = 0; i < e->all->len; i++)
+		((ec_listener *)g_ptr_array_index(e->all, i))->carry = NULL;
+	g_mutex_unlock(&e->lock);
 	g_mutex_lock(&e->lock);
 	e->stop = true;
 	g_mutex_unlock(&e->lock);
@@ -274,6 +279,9 @@ int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_f
 	l->uid = rc->uid;
 	l->efd = efd;
 	l->pidfd = pidfd;
+	l->slot = -1;
+	if (fs_eventfd_id(0, efd, &l->eventfd_id) != 0)
+		l->eventfd_id = 0; /* not carried: a successor could not find it */
 
 	g_mutex_lock(&e->lock);
 	if (!within_bounds_locked(e, l->id, tgid, l->uid)) {
@@ -284,6 +292,7 @@ int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_f
 	}
 	l->serial = ++e->next_serial;
 	g_ptr_array_add(e->all, l);
+	ec_carry_record(e, l);
 	/* v1 signals at once when registered while the cgroup is under OOM */
 	if (under_oom) {
 		GPtrArray *one = g_ptr_array_new_with_free_func(ec_listener_unref);

@@ -29,6 +29,7 @@ struct fs_inodes {
 	fs_node *root;
 	bool revive; /* ids may come from a previous server (fs_inodes_enable_revive) */
 	bool v1;
+	fs_carry *carry; /* the name table of real files' ids, or NULL */
 };
 
 static guint key_hash(gconstpointer p)
@@ -86,6 +87,7 @@ fs_inodes *fs_inodes_new(int root_fd, int *err)
 	r->cg_parent = 0;
 	r->cg_is_root = true;
 	r->cg_dirfd = -1;
+	r->is_dir = true;
 	t->root = r;
 	fs_key *k = g_new(fs_key, 1);
 	*k = (fs_key){ st.st_dev, st.st_ino, 0 };
@@ -141,11 +143,14 @@ void fs_inodes_enable_revive(fs_inodes *t, bool v1)
 	t->revive = true;
 }
 
+void fs_inodes_set_carry(fs_inodes *t, fs_carry *c)
+{
+	t->carry = c;
+}
+
 uint64_t fs_inodes_synth_id(uint64_t dir_nodeid, const fs_synth *s)
 {
-	if (dir_nodeid >= (UINT64_C(1) << (63 - FS_SYN_SHIFT)))
-		return 0;
-	return FS_SYN_TAG | (dir_nodeid << FS_SYN_SHIFT) | (s->index + 1);
+	return fs_id_synth(dir_nodeid, s->index);
 }
 
 /* Called with the lock held: the preferred id when it is free, else a counter id. */
@@ -196,10 +201,14 @@ fs_node *fs_inodes_intern_real(fs_inodes *t, const fs_node *dir, int fd, const s
 	n->ino = st->st_ino;
 	n->fd = fd;
 	n->cg_dirfd = -1;
+	uint64_t preferred = 0;
 	if (S_ISDIR(st->st_mode)) {
 		n->cg_id = st->st_ino;
 		n->cg_parent = dir->cg_id;
 		n->cg_is_root = false;
+		n->is_dir = true;
+		if (st->st_dev == t->root->dev && st->st_ino < FS_FALLBACK_BASE)
+			preferred = st->st_ino; /* the kernfs id: a successor opens it by handle */
 	} else {
 		n->cg_id = dir->cg_id;
 		n->cg_parent = dir->cg_parent;
@@ -219,8 +228,10 @@ fs_node *fs_inodes_intern_real(fs_inodes *t, const fs_node *dir, int fd, const s
 		}
 		/* the kernel judges what a PSI trigger may be by the opener's capabilities */
 		n->as_caller = (s && (s->flags & FS_SYN_AS_CALLER)) || g_str_has_suffix(name, ".pressure");
+		/* its directory and its name: a successor opens it again from those (ids.h) */
+		int k = t->carry && st->st_dev == t->root->dev ? fs_carry_name_index(t->carry, name) : -1;
+		preferred = k >= 0 ? fs_id_file(dir->nodeid, (unsigned)k) : 0;
 	}
-	uint64_t preferred = st->st_dev == t->root->dev && st->st_ino < FS_FALLBACK_BASE ? st->st_ino : 0;
 
 	g_mutex_lock(&t->lock);
 	fs_node *got = insert_locked(t, n, preferred);
@@ -354,29 +365,67 @@ static int open_cgroup_dir(fs_inodes *t, uint64_t id, uint64_t *parent)
 	return -1;
 }
 
+int fs_inodes_open_cgroup(fs_inodes *t, uint64_t id)
+{
+	uint64_t parent = 0;
+	if (!t->revive)
+		return -2;
+	if (id == t->root->ino)
+		return fcntl(t->root->fd, F_DUPFD_CLOEXEC, 3);
+	return open_cgroup_dir(t, id, &parent);
+}
+
+/* Called on a revived node (no reference of ours): the node if it got exactly id. */
+static fs_node *unref_revived(fs_inodes *t, fs_node *n, uint64_t id)
+{
+	g_mutex_lock(&t->lock);
+	n->nlookup--;
+	g_mutex_unlock(&t->lock);
+	return n->nodeid == id ? n : NULL;
+}
+
+/* A real file: the name its id points to in the carried table, in its directory
+ * (itself revived if need be), opened again and checked to be a regular file. */
+static fs_node *revive_file(fs_inodes *t, uint64_t id, uint64_t dir_id, unsigned k)
+{
+	const char *name = t->carry ? fs_carry_name(t->carry, k) : NULL;
+	fs_node *dir = name ? fs_inodes_get(t, dir_id) : NULL;
+	if (!dir || !dir->is_dir || dir->nodeid != dir_id || strchr(name, '/'))
+		return NULL;
+	int fd = openat(dir->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != t->root->dev) {
+		close(fd);
+		return NULL;
+	}
+	int err = 0;
+	fs_node *n = fs_inodes_intern_real(t, dir, fd, &st, name, &err);
+	return n ? unref_revived(t, n, id) : NULL;
+}
+
 /* An id the kernel learnt from a previous server of this connection (a takeover,
  * session.c). Directories (cgroups) come back through their kernfs handle, synthetic
  * files through their directory; other files answer ESTALE (a path walk looks them
  * up again, since entry timeouts are 0). */
 static fs_node *revive(fs_inodes *t, uint64_t id)
 {
-	if (id & FS_SYN_TAG) {
-		unsigned idx = (unsigned)(id & ((1u << FS_SYN_SHIFT) - 1));
-		const fs_synth *s = idx ? fs_layout_at(t->v1, idx - 1) : NULL;
-		uint64_t dir_id = (id & ~FS_SYN_TAG) >> FS_SYN_SHIFT;
+	uint64_t dir_id;
+	unsigned k;
+	fs_id_kind kind = fs_id_decode(id, &dir_id, &k);
+	if (kind == FS_ID_FILE)
+		return revive_file(t, id, dir_id, k);
+	if (kind == FS_ID_SYNTH) {
+		const fs_synth *s = fs_layout_at(t->v1, k);
 		fs_node *dir = s ? fs_inodes_get(t, dir_id) : NULL;
-		if (!dir || dir->tag || fs_inodes_synth_id(dir->nodeid, s) != id)
+		if (!dir || !dir->is_dir || fs_inodes_synth_id(dir->nodeid, s) != id)
 			return NULL;
 		int err = 0;
 		fs_node *n = fs_inodes_intern_synth(t, dir, s, &err);
-		if (!n)
-			return NULL;
-		g_mutex_lock(&t->lock);
-		n->nlookup--;
-		g_mutex_unlock(&t->lock);
-		return n->nodeid == id ? n : NULL;
+		return n ? unref_revived(t, n, id) : NULL;
 	}
-	if (id >= FS_FALLBACK_BASE || id == FUSE_ROOT_ID)
+	if (kind != FS_ID_DIR || id == FUSE_ROOT_ID)
 		return NULL;
 	uint64_t parent = 0;
 	int fd = open_cgroup_dir(t, id, &parent);
@@ -389,5 +438,6 @@ static fs_node *revive(fs_inodes *t, uint64_t id)
 	n->cg_dirfd = -1;
 	n->cg_id = id;
 	n->cg_parent = parent;
+	n->is_dir = true;
 	return insert_revived(t, n, id);
 }
