@@ -301,7 +301,7 @@ void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 	}
 	struct fuse_entry_param e;
 	for (int tries = 0; tries < 2; tries++) {
-		int err = fs_do_lookup(fs, dir, name, &e);
+		int err = fs_do_lookup(fs, dir, name, fuse_req_ctx(req)->uid, &e);
 		if (err == 0) {
 			if (fi->flags & O_EXCL) {
 				fs_inodes_forget(fs->inodes, e.ino, 1);
@@ -329,7 +329,7 @@ void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 				g_warning("create %s: cannot give it to uid %u: %s", name,
 					  (unsigned)ctx->uid, g_strerror(errno));
 			close(fd);
-			err = fs_do_lookup(fs, dir, name, &e);
+			err = fs_do_lookup(fs, dir, name, fuse_req_ctx(req)->uid, &e);
 			if (err)
 				fuse_reply_err(req, err);
 			else

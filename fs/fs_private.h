@@ -223,6 +223,12 @@ typedef struct fs_node {
 	int cg_dirfd;       /* O_PATH of that cgroup's directory for virtual files, else -1 */
 	bool as_caller;     /* opened for writing with the caller's credentials */
 	bool is_dir;        /* a real directory (a cgroup) */
+	/* descriptors it holds, counted against the uid whose lookup made it (inodes.c) */
+	uid_t owner;
+	unsigned nfds;
+	/* a file's directory node and name, for the sweeper's FUSE_NOTIFY_INVAL_ENTRY */
+	uint64_t parent;
+	char *name;
 } fs_node;
 
 typedef struct fs_inodes fs_inodes;
@@ -232,11 +238,33 @@ void fs_inodes_free(fs_inodes *t);
 /* The node of a kernel-known id, or NULL (a stale id: answer ESTALE). */
 fs_node *fs_inodes_get(fs_inodes *t, fuse_ino_t id);
 /* Find or create the node of a real object found in dir; takes fd (closed when
- * the node already exists). Adds one kernel reference. NULL with *err on failure. */
+ * the node already exists). Adds one kernel reference. NULL with *err on failure:
+ * EMFILE when the descriptors of uid's nodes (uid 0 excepted) reach its share,
+ * FS_INODES_UID_SHARE of the request budget (fdguard.h): one uid's lookups pinned by
+ * its processes cannot take every descriptor from the others. */
+#define FS_INODES_UID_SHARE 8
 fs_node *fs_inodes_intern_real(fs_inodes *t, const fs_node *dir, int fd, const struct stat *st,
-			       const char *name, int *err);
+			       const char *name, uid_t uid, int *err);
 /* Find or create the synthetic file s of directory dir. Adds one kernel reference. */
-fs_node *fs_inodes_intern_synth(fs_inodes *t, const fs_node *dir, const fs_synth *s, int *err);
+fs_node *fs_inodes_intern_synth(fs_inodes *t, const fs_node *dir, const fs_synth *s, uid_t uid,
+				int *err);
+/* Descriptors the nodes hold, in all and of uid. */
+size_t fs_inodes_fds(fs_inodes *t, uid_t uid, size_t *of_uid);
+/* The sweeper (sweep.c): the kernel keeps a FUSE dentry whose entry timeout ran out in
+ * its cache until reclaim (fuse_dentry_settime sets DCACHE_OP_DELETE only for
+ * fc->delete_stale, virtiofs'), and sends FORGET only when the inode goes: a name nobody
+ * uses any more keeps its node, and its descriptor, indefinitely. The sweeper asks the
+ * kernel to drop the entries of files (FUSE_NOTIFY_INVAL_ENTRY): unused ones go, with
+ * a FORGET; used ones are looked up again at the next path walk. Started once the loop
+ * can serve; any thread may kick it (never blocks). */
+typedef struct fs_sweeper fs_sweeper;
+fs_sweeper *fs_sweeper_new(od_shadowfs *fs);
+void fs_sweeper_kick(fs_sweeper *w);
+void fs_sweeper_free(fs_sweeper *w);
+/* The files the kernel knows (parent node id, name), for the sweeper: (uint64_t, char*)
+ * pairs appended to out (names g_strdup'd). */
+void fs_inodes_files(fs_inodes *t, GArray *parents, GPtrArray *names);
+void fs_inodes_set_sweeper(fs_inodes *t, fs_sweeper *w);
 void fs_inodes_forget(fs_inodes *t, fuse_ino_t id, uint64_t n);
 /* The node id of synthetic file s of the directory (dev, ino) if the kernel
  * knows it (someone has it open or looked up), else 0. */
@@ -332,6 +360,7 @@ struct od_shadowfs {
 	/* survival across servers (takeover.c, carry.c) */
 	struct fs_survival *surv;
 	struct fs_carry *carry; /* what the next server inherits; NULL without a state memfd */
+	fs_sweeper *sweeper;    /* unused entries dropped (sweep.c) */
 	uint64_t next_serial;   /* of file handles (handles.c) */
 	uint16_t generation;    /* this server's, in every fh */
 	bool took_over;      /* serving a connection a previous server initialised */
@@ -438,7 +467,9 @@ void fs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t siz
 void fs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
 void fs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
 
-/* Look name up in dir and fill e (timeouts 0). 0 or errno. */
-int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, struct fuse_entry_param *e);
+/* Look name up in dir for uid (whose share the node's descriptors take) and fill e
+ * (timeouts 0). 0 or errno. */
+int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, uid_t uid,
+		 struct fuse_entry_param *e);
 
 #endif

@@ -6,8 +6,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include "fdguard.h"
 #include "fs_private.h"
 #include "v1layout.h"
 
@@ -30,7 +32,86 @@ struct fs_inodes {
 	bool revive; /* ids may come from a previous server (fs_inodes_enable_revive) */
 	bool v1;
 	fs_carry *carry; /* the name table of real files' ids, or NULL */
+	/* descriptors held by nodes: in all, and per uid (uid -> count) */
+	size_t fds;
+	GHashTable *per_uid;
+	fs_sweeper *sweeper;
 };
+
+/* A uid's share of the descriptors requests may take (fdguard.h's budget). */
+static size_t uid_share(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return SIZE_MAX;
+	rlim_t reserve = MAX((rlim_t)FS_FD_RESERVE_MIN, rl.rlim_cur / FS_FD_RESERVE_SHARE);
+	if (reserve > rl.rlim_cur / 2)
+		reserve = rl.rlim_cur / 2;
+	return (size_t)((rl.rlim_cur - reserve) / FS_INODES_UID_SHARE);
+}
+
+/* May uid's lookups hold n more descriptors? Charged if so. Called with the lock held. */
+static bool charge_locked(fs_inodes *t, fs_node *node, uid_t uid, unsigned n)
+{
+	gpointer k = GUINT_TO_POINTER(uid);
+	size_t had = GPOINTER_TO_SIZE(g_hash_table_lookup(t->per_uid, k));
+	size_t share = uid_share();
+	if (uid != 0 && had + n > share)
+		return false;
+	if (uid != 0 && t->sweeper && had + n > share / 2)
+		fs_sweeper_kick(t->sweeper); /* before the share runs out: drop what is unused */
+	g_hash_table_insert(t->per_uid, k, GSIZE_TO_POINTER(had + n));
+	t->fds += n;
+	node->owner = uid;
+	node->nfds = n;
+	return true;
+}
+
+static void uncharge_locked(fs_inodes *t, const fs_node *node)
+{
+	if (!node->nfds)
+		return;
+	gpointer k = GUINT_TO_POINTER(node->owner);
+	size_t had = GPOINTER_TO_SIZE(g_hash_table_lookup(t->per_uid, k));
+	if (had <= node->nfds)
+		g_hash_table_remove(t->per_uid, k);
+	else
+		g_hash_table_insert(t->per_uid, k, GSIZE_TO_POINTER(had - node->nfds));
+	t->fds -= node->nfds;
+}
+
+size_t fs_inodes_fds(fs_inodes *t, uid_t uid, size_t *of_uid)
+{
+	g_mutex_lock(&t->lock);
+	size_t all = t->fds;
+	if (of_uid)
+		*of_uid = GPOINTER_TO_SIZE(g_hash_table_lookup(t->per_uid, GUINT_TO_POINTER(uid)));
+	g_mutex_unlock(&t->lock);
+	return all;
+}
+
+void fs_inodes_set_sweeper(fs_inodes *t, fs_sweeper *w)
+{
+	g_mutex_lock(&t->lock);
+	t->sweeper = w;
+	g_mutex_unlock(&t->lock);
+}
+
+void fs_inodes_files(fs_inodes *t, GArray *parents, GPtrArray *names)
+{
+	g_mutex_lock(&t->lock);
+	GHashTableIter it;
+	gpointer v;
+	g_hash_table_iter_init(&it, t->by_id);
+	while (g_hash_table_iter_next(&it, NULL, &v)) {
+		fs_node *n = v;
+		if (n->is_dir || !n->name || !n->parent)
+			continue;
+		g_array_append_val(parents, n->parent);
+		g_ptr_array_add(names, g_strdup(n->name));
+	}
+	g_mutex_unlock(&t->lock);
+}
 
 static guint key_hash(gconstpointer p)
 {
@@ -52,6 +133,7 @@ static void node_close(fs_node *n)
 		close(n->fd);
 	if (n->cg_dirfd >= 0)
 		close(n->cg_dirfd);
+	g_free(n->name);
 	g_free(n);
 }
 
@@ -75,6 +157,7 @@ fs_inodes *fs_inodes_new(int root_fd, int *err)
 	g_mutex_init(&t->lock);
 	t->by_id = g_hash_table_new(g_int64_hash, g_int64_equal);
 	t->by_key = g_hash_table_new_full(key_hash, key_equal, g_free, NULL);
+	t->per_uid = g_hash_table_new(g_direct_hash, g_direct_equal);
 	t->next_fallback = FS_FALLBACK_BASE;
 
 	fs_node *r = g_new0(fs_node, 1);
@@ -107,6 +190,7 @@ void fs_inodes_free(fs_inodes *t)
 		node_close(v);
 	g_hash_table_destroy(t->by_id);
 	g_hash_table_destroy(t->by_key);
+	g_hash_table_destroy(t->per_uid);
 	g_mutex_clear(&t->lock);
 	g_free(t);
 }
@@ -162,8 +246,9 @@ static uint64_t pick_id(fs_inodes *t, uint64_t preferred)
 	return t->next_fallback++;
 }
 
-/* Called with the lock held. Returns the existing node (one more reference) or inserts n. */
-static fs_node *insert_locked(fs_inodes *t, fs_node *n, uint64_t preferred)
+/* Called with the lock held. Returns the existing node (one more reference) or inserts n,
+ * its descriptors charged to uid; NULL when uid's share is spent. */
+static fs_node *insert_locked(fs_inodes *t, fs_node *n, uint64_t preferred, uid_t uid)
 {
 	fs_key k = { n->dev, n->ino, n->tag };
 	fs_node *old = g_hash_table_lookup(t->by_key, &k);
@@ -171,6 +256,8 @@ static fs_node *insert_locked(fs_inodes *t, fs_node *n, uint64_t preferred)
 		old->nlookup++;
 		return old;
 	}
+	if (!charge_locked(t, n, uid, (n->fd >= 0) + (n->cg_dirfd >= 0)))
+		return NULL;
 	n->nodeid = pick_id(t, preferred);
 	n->nlookup = 1;
 	fs_key *kk = g_new(fs_key, 1);
@@ -181,7 +268,7 @@ static fs_node *insert_locked(fs_inodes *t, fs_node *n, uint64_t preferred)
 }
 
 fs_node *fs_inodes_intern_real(fs_inodes *t, const fs_node *dir, int fd, const struct stat *st,
-			       const char *name, int *err)
+			       const char *name, uid_t uid, int *err)
 {
 	fs_key k = { st->st_dev, st->st_ino, 0 };
 
@@ -231,17 +318,22 @@ fs_node *fs_inodes_intern_real(fs_inodes *t, const fs_node *dir, int fd, const s
 		/* its directory and its name: a successor opens it again from those (ids.h) */
 		int k = t->carry && st->st_dev == t->root->dev ? fs_carry_name_index(t->carry, name) : -1;
 		preferred = k >= 0 ? fs_id_file(dir->nodeid, (unsigned)k) : 0;
+		n->parent = dir->nodeid;
+		n->name = g_strdup(name);
 	}
 
 	g_mutex_lock(&t->lock);
-	fs_node *got = insert_locked(t, n, preferred);
+	fs_node *got = insert_locked(t, n, preferred, uid);
 	g_mutex_unlock(&t->lock);
 	if (got != n)
-		node_close(n); /* another worker interned it first */
+		node_close(n); /* another worker interned it first, or uid's share is spent */
+	if (!got)
+		*err = EMFILE;
 	return got;
 }
 
-fs_node *fs_inodes_intern_synth(fs_inodes *t, const fs_node *dir, const fs_synth *s, int *err)
+fs_node *fs_inodes_intern_synth(fs_inodes *t, const fs_node *dir, const fs_synth *s, uid_t uid,
+				int *err)
 {
 	fs_key k = { dir->dev, dir->ino, s->index + 1 };
 	g_mutex_lock(&t->lock);
@@ -271,11 +363,15 @@ fs_node *fs_inodes_intern_synth(fs_inodes *t, const fs_node *dir, const fs_synth
 		g_free(n);
 		return NULL;
 	}
+	n->parent = dir->nodeid;
+	n->name = g_strdup(s->name);
 	g_mutex_lock(&t->lock);
-	fs_node *got = insert_locked(t, n, fs_inodes_synth_id(dir->nodeid, s));
+	fs_node *got = insert_locked(t, n, fs_inodes_synth_id(dir->nodeid, s), uid);
 	g_mutex_unlock(&t->lock);
 	if (got != n)
 		node_close(n);
+	if (!got)
+		*err = EMFILE;
 	return got;
 }
 
@@ -296,6 +392,7 @@ void fs_inodes_forget(fs_inodes *t, fuse_ino_t id, uint64_t n)
 	fs_key key = { node->dev, node->ino, node->tag };
 	g_hash_table_remove(t->by_key, &key);
 	g_hash_table_remove(t->by_id, &node->nodeid);
+	uncharge_locked(t, node);
 	g_mutex_unlock(&t->lock);
 	node_close(node);
 }
@@ -315,7 +412,7 @@ uint64_t fs_inodes_find_synth(fs_inodes *t, dev_t dev, ino_t ino, const fs_synth
 static fs_node *insert_revived(fs_inodes *t, fs_node *n, uint64_t id)
 {
 	g_mutex_lock(&t->lock);
-	fs_node *got = insert_locked(t, n, id);
+	fs_node *got = insert_locked(t, n, id, 0); /* the kernel's, not a caller's */
 	got->nlookup--;
 	g_mutex_unlock(&t->lock);
 	if (got != n)
@@ -401,7 +498,7 @@ static fs_node *revive_file(fs_inodes *t, uint64_t id, uint64_t dir_id, unsigned
 		return NULL;
 	}
 	int err = 0;
-	fs_node *n = fs_inodes_intern_real(t, dir, fd, &st, name, &err);
+	fs_node *n = fs_inodes_intern_real(t, dir, fd, &st, name, 0, &err);
 	return n ? unref_revived(t, n, id) : NULL;
 }
 
@@ -422,7 +519,7 @@ static fs_node *revive(fs_inodes *t, uint64_t id)
 		if (!dir || !dir->is_dir || fs_inodes_synth_id(dir->nodeid, s) != id)
 			return NULL;
 		int err = 0;
-		fs_node *n = fs_inodes_intern_synth(t, dir, s, &err);
+		fs_node *n = fs_inodes_intern_synth(t, dir, s, 0, &err);
 		return n ? unref_revived(t, n, id) : NULL;
 	}
 	if (kind != FS_ID_DIR || id == FUSE_ROOT_ID)

@@ -177,6 +177,7 @@ od_shadowfs *od_shadowfs_new(int root_fd, const char *mountpoint, od_controller 
 		fs->mnt_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
 	else
 		g_warning("cannot stat the new mount %s: %s", mountpoint, g_strerror(errno));
+	fs->sweeper = fs_sweeper_new(fs); /* NULL (logged): entries wait for reclaim */
 	return fs;
 
 fail:
@@ -302,6 +303,7 @@ void od_shadowfs_free(od_shadowfs *fs)
 {
 	if (!fs)
 		return;
+	fs_sweeper_free(fs->sweeper); /* it writes to the session */
 	if (fs->se)
 		unmount(fs);
 	/* Handles the kernel never released (the loop ended with files open). */

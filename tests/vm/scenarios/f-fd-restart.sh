@@ -1,0 +1,53 @@
+# f-fd-restart (issue 20, deliverables 2 and 3): descriptors opened through the shadow tree
+# before a restart of the server work after it, never ESTALE. One process (progs/fdkeep.c)
+# opens, in a memory cgroup of a --supervise --watchdog-sec 3 daemon: memory.current and
+# memory.stat (real files passed through), memory.max (virtualised), memory.oom_control
+# (synthetic), memory.oom_delay_millisecs and memory.low for writing (synthetic, real), and the
+# cgroup's directory; a thread of it blocks in poll(POLLPRI) on another memory.oom_control.
+# The server is then ended three ways, each followed by a round of read, pread, write (read
+# back), poll, readdir and openat relative to the directory on every descriptor: SIGKILL (a
+# crash), SIGSTOP (the supervisor's watchdog kills it), SIGUSR2 to the supervisor (the upgrade
+# path). Last, the poll() waiter, asleep since before the first restart, must wake at the next
+# change of its file: a hog over L starts a hold. Every descriptor then closes without error.
+# Figures: the gap of each restart, when the waiter woke after the onset.
+# timeout: 240
+. /oomd/lib.sh
+command -v fdkeep >/dev/null || skip "tests/vm/progs/fdkeep is not built"
+start_daemon /shadow --supervise --watchdog-sec 3
+L=$((32 * MiB))
+cg=$(mkcg fd); s=/shadow${cg#$CGROOT}
+setknob "$s" memory.max "$L"
+setknob "$s" memory.oom_delay_millisecs 400
+mkdir -p /tmp/fk
+rm -f /tmp/fk/*
+fdkeep "$s" /tmp/fk 3 >/tmp/fk.out 2>&1 &
+FK=$!
+wait_for 10000 test -e /tmp/fk/ready.0 || fail "fdkeep did not start: $(cat /tmp/fk.out)"
+grep -q '^round 0 ok' /tmp/fk.out || fail "before any restart: $(cat /tmp/fk.out)"
+r=1
+gaps=""
+for kind in kill watchdog upgrade; do
+	gap=$(restart_server "$kind")
+	touch "/tmp/fk/go.$r"
+	wait_for 30000 test -e "/tmp/fk/ready.$r" || fail "round $r (after the $kind) did not finish: $(cat /tmp/fk.out)"
+	grep -q "^round $r ok" /tmp/fk.out || fail "after the $kind: $(grep "^round $r" /tmp/fk.out)"
+	gaps="$gaps $kind ${gap} ms,"
+	r=$((r + 1))
+done
+grep -q '^pollpri' /tmp/fk.out && fail "the poll() waiter returned without a change: $(grep '^pollpri' /tmp/fk.out)"
+woke=$(grep -c 'woke [0-9]* poll() waiters' /tmp/oomdelayfs.log)
+t0=$(now_ms)
+start_hog "$cg" 256
+wait_for 15000 grep -q '^pollpri' /tmp/fk.out || fail "the poll() waiter, blocked since before the restarts, did not wake at the OOM onset ($(hold_state "$cg" "$s"))"
+line=$(grep '^pollpri' /tmp/fk.out)
+tw=$(echo "$line" | awk -v t="$t0" '{ printf "%d", $2 - t }')
+case "$line" in *revents=0x2*|*revents=0xa*|*revents=0x3*|*revents=0xb*) ;; *) fail "the waiter's poll(): $line" ;; esac
+wait_for 10000 dead "$HOG_PID" || fail "the hog outlived its hold"
+touch /tmp/fk/go.4
+wait_for 10000 grep -q '^close' /tmp/fk.out || fail "fdkeep did not close: $(cat /tmp/fk.out)"
+grep -q '^close ok' /tmp/fk.out || fail "closing the descriptors: $(cat /tmp/fk.out)"
+wait "$FK"
+stop_daemon
+[ "$DAEMON_STOP" = term ] || fail "the supervisor did not stop on SIGTERM ($DAEMON_STOP)"
+pass "read, pread, write, poll, readdir, openat on 8 descriptors opened before: ok after each restart (${gaps% ,} to the takeover);" \
+	"the poll() waiter asleep across all three woke ${tw} ms after the hog started (revents $(echo "$line" | sed 's/.*revents=\([^ ]*\).*/\1/')); takeovers that woke waiters: $woke; all closed"
