@@ -8,6 +8,9 @@
  *   memory.low O_RDWR (real, written), and CGDIR itself (readdir, openat). A thread blocks
  *   in poll(POLLPRI) on the second memory.oom_control from the start: it returns only on
  *   a change of the file (an OOM onset).
+ *   With FDKEEP_V1=1 the v1 layout's names instead (memory.usage_in_bytes, memory.stat,
+ *   memory.limit_in_bytes, memory.oom_control, memory.oom_delay_millisecs,
+ *   memory.soft_limit_in_bytes written).
  *   Then creates DIR/ready.0, and for r = 1..ROUNDS waits for DIR/go.r, uses every
  *   descriptor once and creates DIR/ready.r. At the end closes them all.
  * Output: "round R ok" or "round R FAIL <what>: <errno name>" per round;
@@ -34,9 +37,15 @@
 #include "vmprog.h"
 
 enum { CUR, STAT, MAX, CTL, CTL2, DELAY, LOW, DIRFD, N };
-static const char *const names[N] = { "memory.current", "memory.stat", "memory.max",
-				      "memory.oom_control", "memory.oom_control",
-				      "memory.oom_delay_millisecs", "memory.low", "." };
+static const char *const names_v2[N] = { "memory.current", "memory.stat", "memory.max",
+					 "memory.oom_control", "memory.oom_control",
+					 "memory.oom_delay_millisecs", "memory.low", "." };
+/* FDKEEP_V1=1: the daemon's v1 layout (--v1-layout), whose files are all its own */
+static const char *const names_v1[N] = { "memory.usage_in_bytes", "memory.stat",
+					 "memory.limit_in_bytes", "memory.oom_control",
+					 "memory.oom_control", "memory.oom_delay_millisecs",
+					 "memory.soft_limit_in_bytes", "." };
+static const char *const *names = names_v2;
 static int fds[N];
 
 static double now_ms(void)
@@ -109,7 +118,7 @@ static void round_once(int r)
 	else if (atoi(buf) != 1000 + r)
 		bad_content("memory.oom_delay_millisecs after the write", buf);
 	if (pwrite(fds[LOW], "0", 1, 0) != 1)
-		bad("write memory.low");
+		bad(names[LOW]);
 	/* poll answers (not POLLERR/POLLNVAL) */
 	struct pollfd p[2] = { { .fd = fds[CTL], .events = POLLIN }, { .fd = fds[CUR], .events = POLLIN } };
 	if (poll(p, 2, 2000) != 2 || ((p[0].revents | p[1].revents) & (POLLERR | POLLNVAL))) {
@@ -128,7 +137,7 @@ static void round_once(int r)
 		struct dirent *de;
 		errno = 0;
 		while ((de = readdir(d)))
-			seen += strcmp(de->d_name, "memory.current") == 0 ||
+			seen += strcmp(de->d_name, names[CUR]) == 0 ||
 				strcmp(de->d_name, "memory.oom_control") == 0;
 		if (errno)
 			bad("readdir");
@@ -136,9 +145,9 @@ static void round_once(int r)
 			bad_content("readdir", "memory.current or memory.oom_control missing");
 		closedir(d);
 	}
-	int f = openat(fds[DIRFD], "memory.current", O_RDONLY);
+	int f = openat(fds[DIRFD], names[CUR], O_RDONLY);
 	if (f < 0) {
-		bad("openat memory.current");
+		bad("openat");
 	} else {
 		if (read(f, buf, sizeof buf) <= 0)
 			bad("read of the openat");
@@ -226,6 +235,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	int rounds = atoi(argv[3]);
+	if (getenv("FDKEEP_V1"))
+		names = names_v1;
 	for (int i = 0; i < N; i++) {
 		char p[512];
 		snprintf(p, sizeof p, "%s/%s", argv[1], names[i]);

@@ -9,6 +9,9 @@
 # crash), SIGSTOP (the supervisor's watchdog kills it), SIGUSR2 to the supervisor (the upgrade
 # path). Last, the poll() waiter, asleep since before the first restart, must wake at the next
 # change of its file: a hog over L starts a hold. Every descriptor then closes without error.
+# The same three restarts and rounds then run on the v1 layout (--layout v1: every file is the
+# daemon's own; memory.usage_in_bytes, memory.stat, memory.limit_in_bytes, memory.oom_control,
+# memory.oom_delay_millisecs, memory.soft_limit_in_bytes written, the directory).
 # Figures: the gap of each restart, when the waiter woke after the onset.
 # timeout: 240
 . /oomd/lib.sh
@@ -49,5 +52,30 @@ grep -q '^close ok' /tmp/fk.out || fail "closing the descriptors: $(cat /tmp/fk.
 wait "$FK"
 stop_daemon
 [ "$DAEMON_STOP" = term ] || fail "the supervisor did not stop on SIGTERM ($DAEMON_STOP)"
+# the v1 layout
+start_daemon /shadow --supervise --watchdog-sec 3 --layout v1
+cg1=$(mkcg fd1); s1=/shadow${cg1#$CGROOT}
+setknob "$s1" memory.limit_in_bytes "$L"
+rm -f /tmp/fk/*
+FDKEEP_V1=1 fdkeep "$s1" /tmp/fk 3 >/tmp/fk1.out 2>&1 &
+FK=$!
+wait_for 10000 test -e /tmp/fk/ready.0 || fail "v1: fdkeep did not start: $(cat /tmp/fk1.out)"
+grep -q '^round 0 ok' /tmp/fk1.out || fail "v1, before any restart: $(cat /tmp/fk1.out)"
+r=1
+gaps1=""
+for kind in kill watchdog upgrade; do
+	gap=$(restart_server "$kind")
+	touch "/tmp/fk/go.$r"
+	wait_for 30000 test -e "/tmp/fk/ready.$r" || fail "v1: round $r (after the $kind) did not finish: $(cat /tmp/fk1.out)"
+	grep -q "^round $r ok" /tmp/fk1.out || fail "v1, after the $kind: $(grep "^round $r" /tmp/fk1.out)"
+	gaps1="$gaps1 $kind ${gap} ms,"
+	r=$((r + 1))
+done
+touch /tmp/fk/go.4
+wait_for 10000 grep -q '^close' /tmp/fk1.out || fail "v1: fdkeep did not close: $(cat /tmp/fk1.out)"
+grep -q '^close ok' /tmp/fk1.out || fail "v1: closing the descriptors: $(cat /tmp/fk1.out)"
+kill "$FK" 2>/dev/null # its poll() waiter saw no change
+stop_daemon
 pass "read, pread, write, poll, readdir, openat on 8 descriptors opened before: ok after each restart (${gaps% ,} to the takeover);" \
-	"the poll() waiter asleep across all three woke ${tw} ms after the hog started (revents $(echo "$line" | sed 's/.*revents=\([^ ]*\).*/\1/')); takeovers that woke waiters: $woke; all closed"
+	"the poll() waiter asleep across all three woke ${tw} ms after the hog started (revents $(echo "$line" | sed 's/.*revents=\([^ ]*\).*/\1/')); takeovers that woke waiters: $woke; all closed;" \
+	"v1 layout: the same after each restart (${gaps1% ,})"
