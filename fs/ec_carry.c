@@ -184,14 +184,8 @@ static unsigned retake(fs_evctl *e, od_shadowfs *fs, fs_carry *c, int slot,
 	bool gone = dfd == -1;
 	if (dfd >= 0)
 		close(dfd);
-	ec_listener *l = g_new0(ec_listener, 1);
-	l->refs = 1;
-	l->id = r->cgroup;
-	l->tgid = holder;
-	l->uid = r->uid;
-	l->efd = efd;
-	l->pidfd = pidfd;
-	l->eventfd_id = r->eventfd_id;
+	ec_listener *l = ec_listener_new(r->cgroup, holder, r->uid, efd, pidfd);
+	l->eventfd_id = r->eventfd_id; /* checked equal in take_from */
 	l->carry = c;
 	l->slot = slot;
 	if (holder != r->tgid || !r->starttime)

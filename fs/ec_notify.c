@@ -23,6 +23,21 @@ void ec_listener_unref(gpointer p)
 	g_free(l);
 }
 
+ec_listener *ec_listener_new(uint64_t id, pid_t tgid, uid_t uid, int efd, int pidfd)
+{
+	ec_listener *l = g_new0(ec_listener, 1);
+	l->refs = 1;
+	l->id = id;
+	l->tgid = tgid;
+	l->uid = uid;
+	l->efd = efd;
+	l->pidfd = pidfd;
+	l->slot = -1;
+	if (fs_eventfd_id(0, efd, &l->eventfd_id) != 0)
+		l->eventfd_id = 0;
+	return l;
+}
+
 ec_listener *ec_listener_ref(ec_listener *l)
 {
 	g_atomic_int_inc(&l->refs);

@@ -54,6 +54,9 @@ struct fs_evctl {
 	gint no_timer;     /* the notifier could not make its write timer: refuse listeners */
 };
 
+/* A listener of cgroup id (one reference), taking efd and pidfd; not carried (slot -1),
+ * its eventfd-id read from fdinfo (0 if unreadable: then it cannot be carried). */
+ec_listener *ec_listener_new(uint64_t id, pid_t tgid, uid_t uid, int efd, int pidfd);
 /* One reference more / less; the last closes its eventfd (a verified eventfd: its
  * close never blocks) and pidfd. Any thread. */
 ec_listener *ec_listener_ref(ec_listener *l);

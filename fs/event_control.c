@@ -272,16 +272,7 @@ int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_f
 	oe_view v;
 	bool under_oom = fs_cg_view(c, &v) == 0 && v.under_oom;
 
-	ec_listener *l = g_new0(ec_listener, 1);
-	l->refs = 1;
-	l->id = c->id;
-	l->tgid = tgid;
-	l->uid = rc->uid;
-	l->efd = efd;
-	l->pidfd = pidfd;
-	l->slot = -1;
-	if (fs_eventfd_id(0, efd, &l->eventfd_id) != 0)
-		l->eventfd_id = 0; /* not carried: a successor could not find it */
+	ec_listener *l = ec_listener_new(c->id, tgid, rc->uid, efd, pidfd);
 
 	g_mutex_lock(&e->lock);
 	if (!within_bounds_locked(e, l->id, tgid, l->uid)) {

@@ -234,13 +234,13 @@ fs_file *fs_file_revive(od_shadowfs *fs, const fs_node *n, uint64_t fh, const fs
 	}
 	if (n->syn && (n->syn->flags & FS_SYN_NOTIFY))
 		fs_ctlwatch_attach(fs->ctlw, f);
+	f->fh = fh;
 	fs_file *got = fs_handle_track_as(fs, fh, f, file_close_cb);
 	if (got != f) {
-		file_close(fs, f); /* f->fh is 0: untracks nothing */
-		return got;
+		f->fh = 0; /* never tracked: its close must not untrack the winner */
+		file_close(fs, f);
 	}
-	f->fh = fh;
-	return f;
+	return got;
 }
 
 void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

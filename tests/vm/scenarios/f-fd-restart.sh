@@ -16,6 +16,22 @@
 # timeout: 240
 . /oomd/lib.sh
 command -v fdkeep >/dev/null || skip "tests/vm/progs/fdkeep is not built"
+# rounds OUT WHAT: fdkeep (writing OUT) did round 0; each restart kind, then a round on
+# every descriptor, which must be ok. Sets GAPS.
+rounds() {
+	wait_for 10000 test -e /tmp/fk/ready.0 || fail "$2: fdkeep did not start: $(cat "$1")"
+	grep -q '^round 0 ok' "$1" || fail "$2, before any restart: $(cat "$1")"
+	_r=1
+	GAPS=""
+	for _k in kill watchdog upgrade; do
+		_g=$(restart_server "$_k")
+		touch "/tmp/fk/go.$_r"
+		wait_for 30000 test -e "/tmp/fk/ready.$_r" || fail "$2: round $_r (after the $_k) did not finish: $(cat "$1")"
+		grep -q "^round $_r ok" "$1" || fail "$2, after the $_k: $(grep "^round $_r" "$1")"
+		GAPS="$GAPS $_k ${_g} ms,"
+		_r=$((_r + 1))
+	done
+}
 start_daemon /shadow --supervise --watchdog-sec 3
 L=$((32 * MiB))
 cg=$(mkcg fd); s=/shadow${cg#$CGROOT}
@@ -25,18 +41,8 @@ mkdir -p /tmp/fk
 rm -f /tmp/fk/*
 fdkeep "$s" /tmp/fk 3 >/tmp/fk.out 2>&1 &
 FK=$!
-wait_for 10000 test -e /tmp/fk/ready.0 || fail "fdkeep did not start: $(cat /tmp/fk.out)"
-grep -q '^round 0 ok' /tmp/fk.out || fail "before any restart: $(cat /tmp/fk.out)"
-r=1
-gaps=""
-for kind in kill watchdog upgrade; do
-	gap=$(restart_server "$kind")
-	touch "/tmp/fk/go.$r"
-	wait_for 30000 test -e "/tmp/fk/ready.$r" || fail "round $r (after the $kind) did not finish: $(cat /tmp/fk.out)"
-	grep -q "^round $r ok" /tmp/fk.out || fail "after the $kind: $(grep "^round $r" /tmp/fk.out)"
-	gaps="$gaps $kind ${gap} ms,"
-	r=$((r + 1))
-done
+rounds /tmp/fk.out v2
+gaps=$GAPS
 grep -q '^pollpri' /tmp/fk.out && fail "the poll() waiter returned without a change: $(grep '^pollpri' /tmp/fk.out)"
 woke=$(grep -c 'woke [0-9]* poll() waiters' /tmp/oomdelayfs.log)
 t0=$(now_ms)
@@ -59,18 +65,8 @@ setknob "$s1" memory.limit_in_bytes "$L"
 rm -f /tmp/fk/*
 FDKEEP_V1=1 fdkeep "$s1" /tmp/fk 3 >/tmp/fk1.out 2>&1 &
 FK=$!
-wait_for 10000 test -e /tmp/fk/ready.0 || fail "v1: fdkeep did not start: $(cat /tmp/fk1.out)"
-grep -q '^round 0 ok' /tmp/fk1.out || fail "v1, before any restart: $(cat /tmp/fk1.out)"
-r=1
-gaps1=""
-for kind in kill watchdog upgrade; do
-	gap=$(restart_server "$kind")
-	touch "/tmp/fk/go.$r"
-	wait_for 30000 test -e "/tmp/fk/ready.$r" || fail "v1: round $r (after the $kind) did not finish: $(cat /tmp/fk1.out)"
-	grep -q "^round $r ok" /tmp/fk1.out || fail "v1, after the $kind: $(grep "^round $r" /tmp/fk1.out)"
-	gaps1="$gaps1 $kind ${gap} ms,"
-	r=$((r + 1))
-done
+rounds /tmp/fk1.out v1
+gaps1=$GAPS
 touch /tmp/fk/go.4
 wait_for 10000 grep -q '^close' /tmp/fk1.out || fail "v1: fdkeep did not close: $(cat /tmp/fk1.out)"
 grep -q '^close ok' /tmp/fk1.out || fail "v1: closing the descriptors: $(cat /tmp/fk1.out)"
