@@ -13,8 +13,9 @@
  * Node ids (64 bits):
  *   1                                the served root
  *   < 2^62                           a directory (a cgroup): its st_ino, the kernfs id
- *   bit 63, bits 62..4 dir, 3..0 k   synthetic file k-1 of the table, dir the directory's
- *                                    node id (< 2^58, so bit 62 stays clear)
+ *   bit 63, bits 61..5 dir, 4..0 k   synthetic file k-1 of the table (v2's or the v1
+ *                                    layout's, 31 at most), dir the directory's node id
+ *                                    (< 2^57, so bit 62 stays clear)
  *   bits 63+62, 61..12 dir, 11..0 k  real file named by entry k-1 of the carried name
  *                                    table (takeover.c), dir the directory's node id (< 2^50)
  *   2^62 + n                         anything else (another device, a clash): a counter,
@@ -36,9 +37,9 @@
 #define FS_SYN_TAG (UINT64_C(1) << 63)
 #define FS_FILE_TAG (UINT64_C(3) << 62)
 #define FS_FALLBACK_BASE (UINT64_C(1) << 62)
-#define FS_SYN_SHIFT 4  /* room for 15 synthetic names per directory */
+#define FS_SYN_SHIFT 5  /* room for 31 synthetic names per directory */
 #define FS_FILE_SHIFT 12 /* room for 4095 real file names in the carried table */
-#define FS_SYN_DIR_MAX (UINT64_C(1) << 58)
+#define FS_SYN_DIR_MAX (UINT64_C(1) << (62 - FS_SYN_SHIFT))
 #define FS_FILE_DIR_MAX (UINT64_C(1) << 50)
 
 typedef enum { FS_ID_NONE, FS_ID_DIR, FS_ID_SYNTH, FS_ID_FILE } fs_id_kind;

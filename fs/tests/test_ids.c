@@ -24,10 +24,11 @@ Test(ids, node_ids_round_trip_and_never_collide)
 	cr_assert_eq(fs_id_file(cg, 4095), 0);
 	cr_assert_eq(fs_id_file(FS_FILE_DIR_MAX, 0), 0);
 	cr_assert_eq(fs_id_synth(FS_SYN_DIR_MAX, 0), 0);
-	cr_assert_eq(fs_id_synth(cg, 15), 0);
+	cr_assert_eq(fs_id_synth(cg, 31), 0);
+	cr_assert_neq(fs_id_synth(cg, 16), 0, "the v1 layout's memory.force_empty (index 16)");
 	cr_assert_eq(fs_id_synth(0, 1), 0);
 	/* a synthetic id never reads as a file id, nor a counter id as anything */
-	cr_assert_eq(fs_id_decode(fs_id_synth(FS_SYN_DIR_MAX - 1, 14), &dir, &k), FS_ID_SYNTH);
+	cr_assert_eq(fs_id_decode(fs_id_synth(FS_SYN_DIR_MAX - 1, 30), &dir, &k), FS_ID_SYNTH);
 	cr_assert_eq(fs_id_decode(FS_FALLBACK_BASE + 7, &dir, &k), FS_ID_NONE);
 	cr_assert_eq(fs_id_decode(FS_SYN_TAG, &dir, &k), FS_ID_NONE, "tag without dir or index");
 	cr_assert_eq(fs_id_decode(FS_FILE_TAG | (cg << FS_FILE_SHIFT), &dir, &k), FS_ID_NONE);
