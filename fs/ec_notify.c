@@ -162,6 +162,7 @@ void fs_evctl_notify(fs_evctl *e, uint64_t id)
 {
 	/* The listeners of this moment, so that an rmdir right after the onset cannot
 	 * take them away before the notifier signals the onset (v1 signals both). */
+	ec_carry_owe(e, id, false);
 	queue_batch(e, id, batch_of(e, id, false));
 }
 
@@ -169,6 +170,7 @@ void fs_evctl_removed(fs_evctl *e, uint64_t id)
 {
 	/* Out of the list now (counts are exact at once); signalled once, later, by the
 	 * notifier: v1 listeners learn of an rmdir this way. */
+	ec_carry_owe(e, id, true);
 	if (queue_batch(e, id, batch_of(e, id, true)))
 		ec_kick(e);
 }

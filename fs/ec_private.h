@@ -51,6 +51,13 @@ struct fs_evctl {
 	od_controller *ctl;
 	od_hooks_reg *hooks; /* removed before fs_evctl is freed */
 	fs_carry *carry;   /* guarded by lock; NULL until fs_evctl_carry */
+	/* a successor re-taking carried listeners (ec_carry.c), off the start-up path: what
+	 * happened to cgroups meanwhile is owed to them (guarded by lock) */
+	GThread *retaker;
+	bool retaking;
+	GHashTable *owed_onset;   /* cgroup id set: an onset while retaking */
+	GHashTable *owed_removed; /* cgroup id set: removed while retaking */
+	struct od_shadowfs *fs;
 	gint no_timer;     /* the notifier could not make its write timer: refuse listeners */
 };
 
@@ -73,6 +80,11 @@ uint64_t ec_proc_starttime(pid_t pid);
 void ec_carry_record(fs_evctl *e, ec_listener *l);
 /* l's eventfd is now held by process tgid (ec_exit.c). */
 void ec_carry_holder(ec_listener *l);
+/* The controller's hooks while carried listeners are being re-taken: cgroup id had an
+ * onset (removed: was removed); they get it once re-taken. Never blocks. */
+void ec_carry_owe(fs_evctl *e, uint64_t id, bool removed);
+/* Waits for the re-taking thread (fs_evctl_free). */
+void ec_carry_join(fs_evctl *e);
 
 /* The threads' bodies; data is the fs_evctl. */
 gpointer ec_notify_thread(gpointer data);

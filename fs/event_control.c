@@ -105,6 +105,7 @@ void fs_evctl_free(fs_evctl *e)
 		return;
 	if (e->ctl)
 		od_controller_remove_hooks(e->ctl, e->hooks); /* no hook call after it */
+	ec_carry_join(e); /* before the notifier goes: it queues signals */
 
 	/* Bounded: each write the notifier has queued takes at most EC_SIGNAL_TIMEOUT_MS. */
 	ec_push_job(e, JOB_STOP, 0, NULL);

@@ -100,11 +100,13 @@ void fs_evctl_removed(fs_evctl *e, uint64_t id);
 void fs_evctl_sync(fs_evctl *e);
 size_t fs_evctl_count(fs_evctl *e, uint64_t id);
 /* From now on every listener is recorded in c for a successor (ec_carry.c). With
- * takeover, first re-takes the listeners a previous server recorded there: each
- * eventfd from the process that holds it (checked by pid, start time and eventfd-id;
- * else any process of the registering uid holding that eventfd-id); a listener of a
- * cgroup removed meanwhile is signalled once (the rmdir) and dropped, one whose eventfd
- * is gone is dropped. Before the loop serves; the count re-taken. */
+ * takeover, also starts re-taking the listeners a previous server recorded there, on a
+ * thread of its own (never on the start-up path: a holder's descriptor table is the
+ * caller's to make long): each eventfd from the process that holds it (checked by pid,
+ * start time and eventfd-id; else any process of the registering uid holding that
+ * eventfd-id); a listener of a cgroup removed meanwhile is signalled once (the rmdir)
+ * and dropped, one whose eventfd is gone is dropped, one whose cgroup had an onset
+ * while it was being re-taken gets that signal. Returns the records found. */
 struct od_shadowfs;
 unsigned fs_evctl_carry(fs_evctl *e, struct od_shadowfs *fs, fs_carry *c, bool takeover);
 

@@ -327,7 +327,7 @@ bool fs_survival_takeover(od_shadowfs *fs, int state_fd, GError **err)
 	wake_pollers(fs);
 	unsigned nl = fs->evctl ? fs_evctl_carry(fs->evctl, fs, fs->carry, true) : 0;
 	g_message("took over the FUSE connection (server generation %u; unanswered requests: %s; "
-		  "%u OOM listeners carried)",
+		  "%u OOM listeners to re-take)",
 		  s->generation, s->resend ? "re-queued by FUSE_NOTIFY_RESEND" :
 					     "failed by the kernel (no FUSE_NOTIFY_RESEND before Linux 6.9)", nl);
 	return true;

@@ -14,6 +14,8 @@
 command -v v1listener >/dev/null || skip "tests/vm/progs/v1listener is not built"
 uoom() { grep -q '^under_oom 1' "$1/memory.oom_control"; }
 sigs() { grep -c '^signal' "$1"; }
+retaken() { grep -c 'OOM listeners carried over' /tmp/oomdelayfs.log; }
+more_retaken() { [ "$(retaken)" -gt "$1" ]; }
 holds() { grep -c 'hold [0-9]* ended' /tmp/oomdelayfs.log; }
 more() { [ "$(sigs "$1")" -gt "$2" ]; } # more FILE N: FILE has more than N signals
 start_daemon /shadow --supervise --watchdog-sec 3
@@ -29,8 +31,10 @@ wait_for 10000 test -e /tmp/lr.ready -a -e /tmp/lf.ready || fail "the listeners 
 figs=""
 for kind in kill watchdog upgrade; do
 	n1=$(sigs /tmp/lr.out); n2=$(sigs /tmp/lf.out); h0=$(holds)
+	c0=$(retaken)
 	gap=$(restart_server "$kind")
-	carried=$(grep 'took over the FUSE connection' /tmp/oomdelayfs.log | tail -n 1 | sed -n 's/.*; \([0-9]*\) OOM listeners carried.*/\1/p')
+	wait_for 10000 more_retaken "$c0" || fail "after the $kind: the listeners were not re-taken: $(grep -i 'listener' /tmp/oomdelayfs.log | tail -n 4)"
+	carried=$(grep 'OOM listeners carried over' /tmp/oomdelayfs.log | tail -n 1 | sed -n 's/.*takeover: \([0-9]*\) OOM listeners carried over.*/\1/p')
 	[ "$carried" = 2 ] || fail "after the $kind: '$carried' listeners carried, not 2: $(grep -i 'listener' /tmp/oomdelayfs.log | tail -n 4)"
 	setknob "$s" memory.oom_delay_millisecs 400 # the delay is one-shot: armed again for this onset
 	t0=$(now_ms)
