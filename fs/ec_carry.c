@@ -248,7 +248,7 @@ static gpointer retake_thread(gpointer data)
 			dropped++;
 			continue;
 		}
-		int dfd = fs_inodes_open_cgroup(e->fs->inodes, q->r.cgroup);
+		int dfd = e->fs ? fs_inodes_open_cgroup(e->fs->inodes, q->r.cgroup) : -2;
 		if (dfd >= 0)
 			close(dfd);
 		ec_listener *l = ec_listener_new(q->r.cgroup, q->holder, q->r.uid, q->efd, q->pidfd);

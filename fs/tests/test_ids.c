@@ -1,6 +1,8 @@
 /* The encodings a successor decodes (ids.h) and the carried tables (carry.c): what
  * one server writes, the next reads back; what no server of ours makes is refused. */
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -146,6 +148,66 @@ Test(carry, every_poll_waiter_is_woken_even_past_the_set)
 	cr_assert_eq(got->len, 0, "woken once, then forgotten");
 	g_hash_table_destroy(seen);
 	g_array_unref(got);
+	fs_carry_free(c);
+	close(fd);
+}
+
+/* ec_carry.c: a successor re-takes a recorded listener's eventfd from the process that
+ * holds it (this one), signals it at the next onset, and drops a record whose eventfd
+ * nobody holds (its slot freed). No controller, no mount: the lists and the carry. */
+uint64_t ec_proc_starttime(pid_t pid);
+
+static bool count_is(fs_evctl *e, uint64_t id, size_t n)
+{
+	for (int i = 0; i < 500; i++) {
+		if (fs_evctl_count(e, id) == n)
+			return true;
+		g_usleep(10000);
+	}
+	return false;
+}
+
+Test(carry, a_successor_retakes_listeners_from_their_holders)
+{
+	int fd = memfd();
+	fs_carry *c = fs_carry_map(fd, NULL);
+	cr_assert_not_null(c);
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	cr_assert_geq(efd, 0);
+	char p[64], *info = NULL;
+	snprintf(p, sizeof p, "/proc/self/fdinfo/%d", efd);
+	cr_assert(g_file_get_contents(p, &info, NULL, NULL));
+	const char *at = strstr(info, "eventfd-id:");
+	cr_assert_not_null(at, "fdinfo without eventfd-id: %s", info);
+	uint64_t id = g_ascii_strtoull(at + 11, NULL, 10);
+	g_free(info);
+	fs_carried_listener held = { .cgroup = 77, .eventfd_id = id, .starttime = ec_proc_starttime(getpid()),
+				     .tgid = getpid(), .uid = getuid() };
+	fs_carried_listener lost = held;
+	lost.cgroup = 78;
+	lost.eventfd_id = id + 1000000; /* no such eventfd */
+	int s1 = fs_carry_listener_put(c, &held), s2 = fs_carry_listener_put(c, &lost);
+	cr_assert(s1 >= 0 && s2 >= 0);
+
+	int err = 0;
+	fs_evctl *e = fs_evctl_new(NULL, &err);
+	cr_assert_not_null(e, "%s", strerror(err));
+	cr_assert_eq(fs_evctl_carry(e, NULL, c, true), 2, "two records to re-take");
+	cr_assert(count_is(e, 77, 1), "the held eventfd was not re-taken");
+	fs_carried_listener r;
+	cr_assert(fs_carry_listener_get(c, s1, &r), "a re-taken listener stays recorded");
+	for (int i = 0; i < 500 && fs_carry_listener_get(c, s2, &r); i++)
+		g_usleep(10000);
+	cr_assert_not(fs_carry_listener_get(c, s2, &r), "a listener whose eventfd is gone is dropped");
+	cr_assert_eq(fs_evctl_count(e, 78), 0);
+	fs_evctl_notify(e, 77);
+	fs_evctl_sync(e);
+	uint64_t v = 0;
+	cr_assert_eq(read(efd, &v, sizeof v), (ssize_t)sizeof v);
+	cr_assert_eq(v, 1, "the onset after the takeover reached the listener's eventfd");
+	fs_evctl_free(e); /* stopping keeps the record for the next server */
+	cr_assert(fs_carry_listener_get(c, s1, &r));
+	close(efd);
 	fs_carry_free(c);
 	close(fd);
 }
