@@ -250,15 +250,17 @@ fs_node *fs_inodes_intern_real(fs_inodes *t, const fs_node *dir, int fd, const s
 /* Find or create the synthetic file s of directory dir. Adds one kernel reference. */
 fs_node *fs_inodes_intern_synth(fs_inodes *t, const fs_node *dir, const fs_synth *s, uid_t uid,
 				int *err);
-/* Descriptors the nodes hold, in all and of uid. */
-size_t fs_inodes_fds(fs_inodes *t, uid_t uid, size_t *of_uid);
+/* Descriptors the nodes hold, in all, of uid, and of file (not directory) nodes. */
+size_t fs_inodes_fds(fs_inodes *t, uid_t uid, size_t *of_uid, size_t *of_files);
 /* The sweeper (sweep.c): the kernel keeps a FUSE dentry whose entry timeout ran out in
  * its cache until reclaim (fuse_dentry_settime sets DCACHE_OP_DELETE only for
  * fc->delete_stale, virtiofs'), and sends FORGET only when the inode goes: a name nobody
  * uses any more keeps its node, and its descriptor, indefinitely. The sweeper asks the
  * kernel to drop the entries of files (FUSE_NOTIFY_INVAL_ENTRY): unused ones go, with
  * a FORGET; used ones are looked up again at the next path walk. Started once the loop
- * can serve; any thread may kick it (never blocks). */
+ * can serve; any thread may kick it (never blocks). Sweeps when kicked, and while file
+ * nodes hold many descriptors every 5 s, backing off to 20 s while sweeps free nothing
+ * (names in use); never with few. */
 typedef struct fs_sweeper fs_sweeper;
 fs_sweeper *fs_sweeper_new(od_shadowfs *fs);
 void fs_sweeper_kick(fs_sweeper *w);

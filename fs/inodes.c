@@ -32,8 +32,8 @@ struct fs_inodes {
 	bool revive; /* ids may come from a previous server (fs_inodes_enable_revive) */
 	bool v1;
 	fs_carry *carry; /* the name table of real files' ids, or NULL */
-	/* descriptors held by nodes: in all, and per uid (uid -> count) */
-	size_t fds;
+	/* descriptors held by nodes: in all, by file nodes, and per uid (uid -> count) */
+	size_t fds, file_fds;
 	GHashTable *per_uid;
 	fs_sweeper *sweeper;
 };
@@ -62,6 +62,8 @@ static bool charge_locked(fs_inodes *t, fs_node *node, uid_t uid, unsigned n)
 		fs_sweeper_kick(t->sweeper); /* before the share runs out: drop what is unused */
 	g_hash_table_insert(t->per_uid, k, GSIZE_TO_POINTER(had + n));
 	t->fds += n;
+	if (!node->is_dir)
+		t->file_fds += n;
 	node->owner = uid;
 	node->nfds = n;
 	return true;
@@ -78,12 +80,16 @@ static void uncharge_locked(fs_inodes *t, const fs_node *node)
 	else
 		g_hash_table_insert(t->per_uid, k, GSIZE_TO_POINTER(had - node->nfds));
 	t->fds -= node->nfds;
+	if (!node->is_dir)
+		t->file_fds -= node->nfds;
 }
 
-size_t fs_inodes_fds(fs_inodes *t, uid_t uid, size_t *of_uid)
+size_t fs_inodes_fds(fs_inodes *t, uid_t uid, size_t *of_uid, size_t *of_files)
 {
 	g_mutex_lock(&t->lock);
 	size_t all = t->fds;
+	if (of_files)
+		*of_files = t->file_fds;
 	if (of_uid)
 		*of_uid = GPOINTER_TO_SIZE(g_hash_table_lookup(t->per_uid, GUINT_TO_POINTER(uid)));
 	g_mutex_unlock(&t->lock);

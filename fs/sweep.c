@@ -13,9 +13,12 @@
  *
  * One thread, never on a request's path (an invalidation from a worker could wait for
  * the directory lock that worker's own request holds). It sweeps when kicked (a uid's
- * nodes passed half its share, inodes.c) and, while the nodes hold more descriptors
- * than FS_SWEEP_IDLE, every FS_SWEEP_PERIOD_S seconds; an idle daemon with few nodes
- * never wakes. At most one sweep per second.
+ * nodes passed half its share, inodes.c) and, while file nodes hold more descriptors
+ * than FS_SWEEP_IDLE, every FS_SWEEP_PERIOD_S seconds, the period doubling up to
+ * FS_SWEEP_PERIOD_MAX_S while a sweep frees nothing (the names are in use: monitors
+ * keeping files open) and back to the start at a kick or when one frees something.
+ * Directory nodes (a cgroup tree's worth) never make it busy: a daemon with few file
+ * names held never wakes for it. At most one sweep per second.
  */
 #include <errno.h>
 #include <string.h>
@@ -23,6 +26,7 @@
 #include "fs_private.h"
 
 #define FS_SWEEP_PERIOD_S 5
+#define FS_SWEEP_PERIOD_MAX_S 20
 #define FS_SWEEP_IDLE 256
 
 struct fs_sweeper {
@@ -58,14 +62,17 @@ static gpointer sweep_thread(gpointer data)
 {
 	fs_sweeper *w = data;
 	gint64 next_ok = 0; /* no sweep before this (one a second) */
+	gint64 period = FS_SWEEP_PERIOD_S * G_USEC_PER_SEC;
 	for (;;) {
-		bool busy = fs_inodes_fds(w->fs->inodes, 0, NULL) > FS_SWEEP_IDLE;
+		size_t files = 0;
+		fs_inodes_fds(w->fs->inodes, 0, NULL, &files);
+		bool busy = files > FS_SWEEP_IDLE;
 		g_mutex_lock(&w->lock);
 		gint64 now = g_get_monotonic_time();
 		if (!w->stop && (!w->kicked || now < next_ok)) {
 			if (busy || w->kicked)
 				g_cond_wait_until(&w->cond, &w->lock,
-						  MAX(next_ok, now + (w->kicked ? 0 : FS_SWEEP_PERIOD_S * G_USEC_PER_SEC)));
+						  MAX(next_ok, now + (w->kicked ? 0 : period)));
 			else
 				g_cond_wait(&w->cond, &w->lock); /* idle: only a kick wakes us */
 		}
@@ -81,6 +88,14 @@ static gpointer sweep_thread(gpointer data)
 			continue;
 		sweep(w->fs);
 		next_ok = g_get_monotonic_time() + G_USEC_PER_SEC;
+		/* what the kernel let go arrives as FORGETs shortly after: judged at the next turn */
+		size_t after = 0;
+		g_usleep(100000);
+		fs_inodes_fds(w->fs->inodes, 0, NULL, &after);
+		if (kicked || after < files)
+			period = FS_SWEEP_PERIOD_S * G_USEC_PER_SEC;
+		else
+			period = MIN(period * 2, (gint64)FS_SWEEP_PERIOD_MAX_S * G_USEC_PER_SEC);
 	}
 	return NULL;
 }
