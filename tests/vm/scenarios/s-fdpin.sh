@@ -4,7 +4,7 @@
 # counted). uid 1000 makes 80 cgroups in its delegated subtree through the shadow and pins every
 # name under it (an O_PATH descriptor each, progs/fdkeep.c pin, its own limit 4096): its lookups
 # get EMFILE once its nodes hold 384 descriptors. Meanwhile uid 1001 reads a shadow file of
-# another cgroup, and a hog over L elsewhere (T = 600 ms) is killed on time. Then the pinner is
+# another cgroup, and a hog over L elsewhere (T = 2 s) is killed on time. Then the pinner is
 # killed: the kernel keeps the unused entries cached (a FUSE dentry is deleted at its last dput
 # only with delete_stale), and the daemon's sweeper asks it to drop them
 # (FUSE_NOTIFY_INVAL_ENTRY): the daemon's descriptors fall back to where they were.
@@ -32,7 +32,7 @@ while [ "$i" -lt 80 ]; do
 done
 cg=$(mkcg other); s=/shadow${cg#$CGROOT}
 setknob "$s" memory.max $((32 * MiB))
-setknob "$s" memory.oom_delay_millisecs 600
+setknob "$s" memory.oom_delay_millisecs 2000 # long enough for killed_on_time to read the deadline on a loaded TCG host
 chmod o+r "$cg/memory.current"
 f0=$(nfd)
 ulimit -n 4096
