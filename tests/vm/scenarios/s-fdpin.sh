@@ -4,7 +4,7 @@
 # counted). uid 1000 makes 80 cgroups in its delegated subtree through the shadow and pins every
 # name under it (an O_PATH descriptor each, progs/fdkeep.c pin, its own limit 4096): its lookups
 # get EMFILE once its nodes hold 384 descriptors. Meanwhile uid 1001 reads a shadow file of
-# another cgroup, and a hog over L elsewhere (T = 2 s) is killed on time. Then the pinner is
+# another cgroup, and a hog over L elsewhere (T = 600 ms) is killed on time. Then the pinner is
 # killed: the kernel keeps the unused entries cached (a FUSE dentry is deleted at its last dput
 # only with delete_stale), and the daemon's sweeper asks it to drop them
 # (FUSE_NOTIFY_INVAL_ENTRY): the daemon's descriptors fall back to where they were.
@@ -32,7 +32,7 @@ while [ "$i" -lt 80 ]; do
 done
 cg=$(mkcg other); s=/shadow${cg#$CGROOT}
 setknob "$s" memory.max $((32 * MiB))
-setknob "$s" memory.oom_delay_millisecs 2000 # long enough for killed_on_time to read the deadline on a loaded TCG host
+setknob "$s" memory.oom_delay_millisecs 600
 chmod o+r "$cg/memory.current"
 f0=$(nfd)
 ulimit -n 4096
@@ -49,7 +49,17 @@ f1=$(nfd)
 [ $((f1 - f0)) -le 400 ] || fail "uid $U's pinned names hold $((f1 - f0)) of the daemon's descriptors (share 384)"
 r=$(odt asuser 1001 1001 cat "$s/memory.current" 2>&1) || fail "uid 1001's read while uid $U pins its names: $r"
 cat "$s/memory.oom_control" >/dev/null || fail "root's read while uid $U pins its names"
-kl=$(killed_on_time "$cg" "$s")
+# killed_on_time's steps, with room for a slow hog: at load 26 the onset came more than its 3 s
+# after the hog started
+k0=$(evkey "$cg" oom_kill)
+kill_watch "$cg"
+start_hog "$cg" 256
+wait_for 30000 _has_deadline "$cg" || fail "no hold within 30 s ($(hold_state "$cg" "$s"))"
+dl=$(_deadline_of "$cg")
+wait_for 15000 dead "$HOG_PID" || fail "the hog outlived its hold ($(hold_state "$cg" "$s"))"
+kl=$(kill_late "$cg" "$dl")
+awk -v l="$kl" 'BEGIN { exit !(l < 2000) }' || fail "the kill came $kl ms after the deadline while uid $U pinned its names"
+[ "$(evkey "$cg" oom_kill)" -gt "$k0" ] || fail "the kernel's oom_kill did not move"
 f2=$(nfd)
 kill "$PN"
 wait "$PN" 2>/dev/null
