@@ -24,6 +24,7 @@ typedef struct {
 	DIR *dp;
 	GArray *ents; /* fs_dirent; NULL until the first listing */
 	uint64_t nodeid;
+	uint64_t fh;
 	bool is_root;
 	bool v1; /* the v1 layout: cgroups and the v1 table only */
 } fs_dir;
@@ -36,12 +37,35 @@ static void dirent_clear(gpointer p)
 static void dir_close(od_shadowfs *fs, gpointer h)
 {
 	fs_dir *d = h;
-	fs_handle_untrack(fs, d);
+	fs_handle_untrack(fs, d->fh);
 	closedir(d->dp);
 	if (d->ents)
 		g_array_unref(d->ents);
 	g_mutex_clear(&d->lock);
 	g_free(d);
+}
+
+/* A listing of node n's directory; NULL with *err. */
+static fs_dir *dir_open(od_shadowfs *fs, const fs_node *n, int *err)
+{
+	int fd = openat(n->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		*err = errno;
+		return NULL;
+	}
+	DIR *dp = fdopendir(fd);
+	if (!dp) {
+		*err = errno;
+		close(fd);
+		return NULL;
+	}
+	fs_dir *d = g_new0(fs_dir, 1);
+	g_mutex_init(&d->lock);
+	d->dp = dp;
+	d->nodeid = n->nodeid;
+	d->is_root = n->cg_is_root;
+	d->v1 = fs->opts.v1_layout;
+	return d;
 }
 
 void fs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -51,29 +75,33 @@ void fs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, ESTALE);
 		return;
 	}
-	int fd = openat(n->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		fuse_reply_err(req, errno);
-		return;
-	}
-	DIR *dp = fdopendir(fd);
-	if (!dp) {
-		int err = errno;
-		close(fd);
+	int err = 0;
+	fs_dir *d = dir_open(fs_of(req), n, &err);
+	if (!d) {
 		fuse_reply_err(req, err);
 		return;
 	}
-	fs_dir *d = g_new0(fs_dir, 1);
-	g_mutex_init(&d->lock);
-	d->dp = dp;
-	d->nodeid = n->nodeid;
-	d->is_root = n->cg_is_root;
-	d->v1 = fs_of(req)->opts.v1_layout;
-	fi->fh = fs_handle_track(fs_of(req), d, dir_close);
+	d->fh = fi->fh = fs_handle_track(fs_of(req), d, dir_close, O_RDONLY, 0, true);
 	fi->cache_readdir = 0;
 	fi->keep_cache = 0;
 	if (fuse_reply_open(req, fi) != 0)
 		dir_close(fs_of(req), d);
+}
+
+/* A listing a previous server had open: read afresh from the real directory (its next
+ * readdir, at any offset, lists it again). */
+void *fs_dir_revive(od_shadowfs *fs, const fs_node *n, uint64_t fh, int *err)
+{
+	fs_dir *d = dir_open(fs, n, err);
+	if (!d)
+		return NULL;
+	d->fh = fh;
+	fs_dir *got = fs_handle_track_as(fs, fh, d, dir_close);
+	if (got != d) {
+		d->fh = 0; /* never tracked: its close must not untrack the winner */
+		dir_close(fs, d);
+	}
+	return got;
 }
 
 static int refresh(fs_dir *d)

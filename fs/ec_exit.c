@@ -150,6 +150,7 @@ static void settle_orphans(fs_evctl *e, GArray *orphans)
 				l->tgid = o->holder;
 				l->orphan = false;
 				o->pidfd = -1;
+				ec_carry_holder(l);
 			} else {
 				g_ptr_array_remove_index_fast(e->all, i);
 			}

@@ -16,9 +16,26 @@ void ec_listener_unref(gpointer p)
 	ec_listener *l = p;
 	if (!g_atomic_int_dec_and_test(&l->refs))
 		return;
+	if (l->carry) /* gone: a successor must not take it again */
+		fs_carry_listener_clear(l->carry, l->slot);
 	close(l->efd);
 	close(l->pidfd);
 	g_free(l);
+}
+
+ec_listener *ec_listener_new(uint64_t id, pid_t tgid, uid_t uid, int efd, int pidfd)
+{
+	ec_listener *l = g_new0(ec_listener, 1);
+	l->refs = 1;
+	l->id = id;
+	l->tgid = tgid;
+	l->uid = uid;
+	l->efd = efd;
+	l->pidfd = pidfd;
+	l->slot = -1;
+	if (fs_eventfd_id(0, efd, &l->eventfd_id) != 0)
+		l->eventfd_id = 0;
+	return l;
 }
 
 ec_listener *ec_listener_ref(ec_listener *l)
@@ -145,6 +162,7 @@ void fs_evctl_notify(fs_evctl *e, uint64_t id)
 {
 	/* The listeners of this moment, so that an rmdir right after the onset cannot
 	 * take them away before the notifier signals the onset (v1 signals both). */
+	ec_carry_owe(e, id, false);
 	queue_batch(e, id, batch_of(e, id, false));
 }
 
@@ -152,6 +170,7 @@ void fs_evctl_removed(fs_evctl *e, uint64_t id)
 {
 	/* Out of the list now (counts are exact at once); signalled once, later, by the
 	 * notifier: v1 listeners learn of an rmdir this way. */
+	ec_carry_owe(e, id, true);
 	if (queue_batch(e, id, batch_of(e, id, true)))
 		ec_kick(e);
 }

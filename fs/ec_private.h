@@ -20,6 +20,10 @@ typedef struct {
 	int efd;   /* our copy of the caller's eventfd (verified one: closing it is safe) */
 	int pidfd; /* the caller's process: readable once it has exited */
 	bool orphan; /* its process exited; a holder of its eventfd is being looked for */
+	/* carried for a successor (ec_carry.c): its record's slot (-1: none) */
+	fs_carry *carry;
+	int slot;
+	uint64_t eventfd_id;
 } ec_listener;
 
 /* Work for the notifier thread, the only thread that writes listeners' eventfds. */
@@ -49,9 +53,20 @@ struct fs_evctl {
 	fs_closer *closer;
 	od_controller *ctl;
 	od_hooks_reg *hooks; /* removed before fs_evctl is freed */
+	fs_carry *carry;   /* guarded by lock; NULL until fs_evctl_carry */
+	/* a successor re-taking carried listeners (ec_carry.c), off the start-up path: what
+	 * happened to cgroups meanwhile is owed to them (guarded by lock) */
+	GThread *retaker;
+	bool retaking;
+	GHashTable *owed_onset;   /* cgroup id set: an onset while retaking */
+	GHashTable *owed_removed; /* cgroup id set: removed while retaking */
+	struct od_shadowfs *fs;
 	gint no_timer;     /* the notifier could not make its write timer: refuse listeners */
 };
 
+/* A listener of cgroup id (one reference), taking efd and pidfd; not carried (slot -1),
+ * its eventfd-id read from fdinfo (0 if unreadable: then it cannot be carried). */
+ec_listener *ec_listener_new(uint64_t id, pid_t tgid, uid_t uid, int efd, int pidfd);
 /* One reference more / less; the last closes its eventfd (a verified eventfd: its
  * close never blocks) and pidfd. Any thread. */
 ec_listener *ec_listener_ref(ec_listener *l);
@@ -60,6 +75,20 @@ void ec_listener_unref(gpointer l);
 void ec_kick(fs_evctl *e);
 /* Queues a job for the notifier (takes batch). Never blocks. */
 void ec_push_job(fs_evctl *e, ec_job_kind kind, uint64_t id, GPtrArray *batch);
+/* ---- carrying listeners across servers (ec_carry.c) ---- */
+/* /proc/<pid>/stat's start time (field 22), 0 if unreadable: with the pid, a process's
+ * identity across a restart of ours. */
+uint64_t ec_proc_starttime(pid_t pid);
+/* Records l for a successor if the listeners are carried. Called with e->lock held. */
+void ec_carry_record(fs_evctl *e, ec_listener *l);
+/* l's eventfd is now held by process tgid (ec_exit.c). */
+void ec_carry_holder(ec_listener *l);
+/* The controller's hooks while carried listeners are being re-taken: cgroup id had an
+ * onset (removed: was removed); they get it once re-taken. Never blocks. */
+void ec_carry_owe(fs_evctl *e, uint64_t id, bool removed);
+/* Waits for the re-taking thread (fs_evctl_free). */
+void ec_carry_join(fs_evctl *e);
+
 /* The threads' bodies; data is the fs_evctl. */
 gpointer ec_notify_thread(gpointer data);
 gpointer ec_watch_thread(gpointer data);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "charge.h"
+#include "fdguard.h"
 #include "fs_private.h"
 #include "v1layout.h"
 
@@ -52,7 +53,8 @@ static const fs_synth *synth_of(const od_shadowfs *fs, const fs_node *dir, const
 	return fs_layout_present(v1, s, fs_memcg_kind_of(dir->fd, dir->cg_is_root), dir->fd) ? s : NULL;
 }
 
-int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, struct fuse_entry_param *e)
+int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, uid_t uid,
+		 struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof *e);
 	e->attr_timeout = 0.0;
@@ -67,7 +69,7 @@ int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, struct fuse_en
 		int err = synth_stat(dir->fd, 0, s, &e->attr);
 		if (err)
 			return err;
-		fs_node *n = fs_inodes_intern_synth(fs->inodes, dir, s, &err);
+		fs_node *n = fs_inodes_intern_synth(fs->inodes, dir, s, uid, &err);
 		if (!n)
 			return err;
 		e->ino = n->nodeid;
@@ -78,6 +80,10 @@ int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, struct fuse_en
 	int fd = openat(dir->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return errno;
+	if (!fs_fd_within_budget(fd)) {
+		close(fd); /* the kill path's reserve (fdguard.h): what the caller's own open answers */
+		return EMFILE;
+	}
 	if (fstatat(fd, "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
 		int err = errno;
 		close(fd);
@@ -88,7 +94,7 @@ int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, struct fuse_en
 		return ENOENT; /* the v1 view shows cgroups and its own files only */
 	}
 	int err = 0;
-	fs_node *n = fs_inodes_intern_real(fs->inodes, dir, fd, &e->attr, name, &err);
+	fs_node *n = fs_inodes_intern_real(fs->inodes, dir, fd, &e->attr, name, uid, &err);
 	if (!n)
 		return err;
 	e->ino = n->nodeid;
@@ -105,7 +111,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	struct fuse_entry_param e;
-	int err = fs_do_lookup(fs, dir, name, &e);
+	int err = fs_do_lookup(fs, dir, name, fuse_req_ctx(req)->uid, &e);
 	if (err) {
 		fuse_reply_err(req, err); /* no negative entry: it may appear any moment */
 		return;
@@ -317,7 +323,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 		return;
 	}
 	struct fuse_entry_param e;
-	int err = fs_do_lookup(fs, dir, name, &e);
+	int err = fs_do_lookup(fs, dir, name, fuse_req_ctx(req)->uid, &e);
 	if (err) {
 		/* removed again already, or out of descriptors */
 		g_warning("mkdir %s: made it but cannot open it: %s", name, g_strerror(err));
@@ -398,7 +404,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 static void reply_new_entry(fuse_req_t req, od_shadowfs *fs, fs_node *dir, const char *name)
 {
 	struct fuse_entry_param e;
-	int err = fs_do_lookup(fs, dir, name, &e);
+	int err = fs_do_lookup(fs, dir, name, fuse_req_ctx(req)->uid, &e);
 	if (err) {
 		fuse_reply_err(req, err);
 		return;

@@ -98,10 +98,16 @@ void fs_evctl_free(fs_evctl *e)
 		return;
 	if (e->ctl)
 		od_controller_remove_hooks(e->ctl, e->hooks); /* no hook call after it */
+	ec_carry_join(e); /* before the notifier goes: it queues signals */
 
 	/* Bounded: each write the notifier has queued takes at most EC_SIGNAL_TIMEOUT_MS. */
 	ec_push_job(e, JOB_STOP, 0, NULL);
 	g_thread_join(e->notifier);
+	/* Their records stay for a successor (stopping for one, or the memfd goes anyway). */
+	g_mutex_lock(&e->lock);
+	for (guint i = 0; i < e->all->len; i++)
+		((ec_listener *)g_ptr_array_index(e->all, i))->carry = NULL;
+	g_mutex_unlock(&e->lock);
 	g_mutex_lock(&e->lock);
 	e->stop = true;
 	g_mutex_unlock(&e->lock);
@@ -285,16 +291,10 @@ int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_f
 	oe_view v;
 	bool under_oom = fs_cg_view(c, &v) == 0 && v.under_oom;
 
-	ec_listener *l = g_new0(ec_listener, 1);
-	l->refs = 1;
-	l->id = c->id;
-	l->tgid = tgid;
-	l->uid = rc->uid;
+	ec_listener *l = ec_listener_new(c->id, tgid, rc->uid, efd, pidfd);
 	l->principal = who_asks.principal;
 	l->root = who_asks.root;
 	l->stranger = !who_asks.root && !who_asks.owner;
-	l->efd = efd;
-	l->pidfd = pidfd;
 
 	g_mutex_lock(&e->lock);
 	const char *why = refusal_locked(e, &who_asks);
@@ -306,6 +306,7 @@ int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_f
 	}
 	l->serial = ++e->next_serial;
 	g_ptr_array_add(e->all, l);
+	ec_carry_record(e, l);
 	/* v1 signals at once when registered while the cgroup is under OOM */
 	if (under_oom) {
 		GPtrArray *one = g_ptr_array_new_with_free_func(ec_listener_unref);

@@ -75,7 +75,11 @@ static bool is_synthetic(const fs_synth *s)
 
 static void file_close(od_shadowfs *fs, fs_file *f)
 {
-	fs_handle_untrack(fs, f);
+	fs_handle_untrack(fs, f->fh);
+	/* nobody waits on it any more; unless the files are closed for a successor, whose
+	 * callers still wait */
+	if (f->kh && fs->carry && !g_atomic_int_get(&fs->keep_mount))
+		fs_carry_poll_del(fs->carry, f->kh);
 	if (f->syn && (f->syn->flags & FS_SYN_NOTIFY))
 		fs_ctlwatch_detach(fs->ctlw, f);
 	if (f->fd >= 0)
@@ -101,8 +105,16 @@ static bool keep_within_budget(int *fd, int *err)
 	return false;
 }
 
-/* Builds the handle of an open of node n; *err on failure. */
-static fs_file *file_open(od_shadowfs *fs, fuse_req_t req, const fs_node *n, int flags, int *err)
+static bool judged_by_opener(const fs_node *n)
+{
+	return n->as_caller || (n->syn && (n->syn->flags & FS_SYN_AS_CALLER));
+}
+
+/* Builds the handle of an open of node n; *err on failure. *plain: nothing of the
+ * opener is needed to judge its writes later (ids.h), so that a successor may open it
+ * again as the daemon. */
+static fs_file *file_open(od_shadowfs *fs, fuse_req_t req, const fs_node *n, int flags, int *err,
+			  bool *plain)
 {
 	/* The kernel checked the caller against the attributes it was shown; the
 	 * daemon writes as root, so it checks again, now, against the real file. */
@@ -115,6 +127,7 @@ static fs_file *file_open(od_shadowfs *fs, fuse_req_t req, const fs_node *n, int
 		*err = r;
 		return NULL;
 	}
+	*plain = acc == O_RDONLY || (who && who->known && who->cgns < 0 && !judged_by_opener(n));
 	fs_file *f = fs_file_new();
 
 	if (n->syn) {
@@ -177,12 +190,57 @@ static void file_close_cb(od_shadowfs *fs, gpointer h)
 	file_close(fs, h);
 }
 
-static void set_open_flags(od_shadowfs *fs, struct fuse_file_info *fi, fs_file *f)
+static void set_open_flags(od_shadowfs *fs, struct fuse_file_info *fi, fs_file *f, bool plain)
 {
-	fi->fh = fs_handle_track(fs, f, file_close_cb);
+	f->fh = fi->fh = fs_handle_track(fs, f, file_close_cb, fi->flags, f->ctx.write_err, plain);
 	fi->direct_io = 1;  /* cgroupfs reports size 0: the page cache would read nothing */
 	fi->keep_cache = 0;
 	fi->nonseekable = 0;
+}
+
+/* An open of a previous server, opened again. Reads were always the daemon's own
+ * (file_open), so a read-only open comes back exactly. A write open comes back as it
+ * was when its writes needed nothing of the opener (a plain fh); otherwise the kernel
+ * judged them by the opener's credentials or cgroup namespace (cgroup.procs, v1 tasks,
+ * *.pressure, a caller in another cgroup namespace), which lived in the dead server's
+ * descriptor and which nothing in the real tree can restore: it comes back read-only
+ * and every write answers EACCES, what an open for writing by nobody gets. */
+fs_file *fs_file_revive(od_shadowfs *fs, const fs_node *n, uint64_t fh, const fs_fh_info *i,
+			int *err)
+{
+	int acc = i->acc;
+	int write_err = i->write_err;
+	if (acc != O_RDONLY && !write_err && (!i->plain || judged_by_opener(n)))
+		write_err = EACCES;
+	fs_file *f = fs_file_new();
+	if (n->syn) {
+		f->syn = n->syn;
+		fs_ctx_init(&f->ctx, fs, n, NULL);
+		f->ctx.dirfd = fcntl(f->ctx.dirfd, F_DUPFD_CLOEXEC, 3);
+		if (!keep_within_budget(&f->ctx.dirfd, err)) {
+			fs_file_unref(f);
+			return NULL;
+		}
+	}
+	f->ctx.write_err = write_err;
+	if (!is_synthetic(n->syn)) {
+		char path[64];
+		fs_proc_path(path, n->fd);
+		f->fd = open(path, (write_err ? O_RDONLY : acc) | O_CLOEXEC);
+		if (!keep_within_budget(&f->fd, err)) {
+			fs_file_unref(f);
+			return NULL;
+		}
+	}
+	if (n->syn && (n->syn->flags & FS_SYN_NOTIFY))
+		fs_ctlwatch_attach(fs->ctlw, f);
+	f->fh = fh;
+	fs_file *got = fs_handle_track_as(fs, fh, f, file_close_cb);
+	if (got != f) {
+		f->fh = 0; /* never tracked: its close must not untrack the winner */
+		file_close(fs, f);
+	}
+	return got;
 }
 
 void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -194,12 +252,13 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	int err = 0;
-	fs_file *f = file_open(fs, req, n, fi->flags, &err);
+	bool plain;
+	fs_file *f = file_open(fs, req, n, fi->flags, &err, &plain);
 	if (!f) {
 		fuse_reply_err(req, err);
 		return;
 	}
-	set_open_flags(fs, fi, f);
+	set_open_flags(fs, fi, f, plain);
 	if (fuse_reply_open(req, fi) != 0)
 		file_close(fs, f); /* interrupted: the kernel will send no release */
 }
@@ -211,14 +270,15 @@ static void create_reply(fuse_req_t req, od_shadowfs *fs, struct fuse_entry_para
 			 struct fuse_file_info *fi)
 {
 	int err = 0;
+	bool plain;
 	fs_node *n = fs_inodes_get(fs->inodes, e->ino);
-	fs_file *f = n ? file_open(fs, req, n, fi->flags & ~(O_CREAT | O_EXCL), &err) : NULL;
+	fs_file *f = n ? file_open(fs, req, n, fi->flags & ~(O_CREAT | O_EXCL), &err, &plain) : NULL;
 	if (!f) {
 		fs_inodes_forget(fs->inodes, e->ino, 1);
 		fuse_reply_err(req, n ? err : ESTALE);
 		return;
 	}
-	set_open_flags(fs, fi, f);
+	set_open_flags(fs, fi, f, plain);
 	if (fuse_reply_create(req, e, fi) != 0) {
 		file_close(fs, f);
 		fs_inodes_forget(fs->inodes, e->ino, 1);
@@ -241,7 +301,7 @@ void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 	}
 	struct fuse_entry_param e;
 	for (int tries = 0; tries < 2; tries++) {
-		int err = fs_do_lookup(fs, dir, name, &e);
+		int err = fs_do_lookup(fs, dir, name, fuse_req_ctx(req)->uid, &e);
 		if (err == 0) {
 			if (fi->flags & O_EXCL) {
 				fs_inodes_forget(fs->inodes, e.ino, 1);
@@ -269,7 +329,7 @@ void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 				g_warning("create %s: cannot give it to uid %u: %s", name,
 					  (unsigned)ctx->uid, g_strerror(errno));
 			close(fd);
-			err = fs_do_lookup(fs, dir, name, &e);
+			err = fs_do_lookup(fs, dir, name, fuse_req_ctx(req)->uid, &e);
 			if (err)
 				fuse_reply_err(req, err);
 			else

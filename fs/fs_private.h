@@ -17,14 +17,8 @@
 #include "oomd/controller.h"
 #include "oomd/shadowfs.h"
 
-/* Node ids: a real object's id is its st_ino, so ids survive a daemon restart
- * (kernfs inode numbers are never reused while the node lives, and carry a
- * generation in the high bits when the 32-bit counter wraps). Synthetic files
- * borrow their directory's id under a tag bit; anything that cannot follow
- * that scheme (another device, a clash) gets a counter id in its own range. */
-#define FS_SYN_TAG (UINT64_C(1) << 63)
-#define FS_FALLBACK_BASE (UINT64_C(1) << 62)
-#define FS_SYN_SHIFT 4 /* room for 15 synthetic names per directory */
+/* Node ids and file handles: ids.h (what a successor decodes). */
+#include "ids.h"
 
 /* kernfs' default poll mask; also what a synthetic file reports when idle */
 #define FS_POLL_DEFAULT (POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM)
@@ -97,6 +91,7 @@ int fs_synth_attr(int dirfd, const fs_synth *s, struct stat *st);
  * control_fd are descriptor numbers in the calling process. 0 or errno. */
 int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_fd);
 typedef struct fs_evctl fs_evctl;
+typedef struct fs_carry fs_carry;
 fs_evctl *fs_evctl_new(od_controller *ctl, int *err);
 void fs_evctl_free(fs_evctl *e);
 /* Exposed for tests and callers without hooks: what the controller's hooks do. */
@@ -105,6 +100,16 @@ void fs_evctl_removed(fs_evctl *e, uint64_t id);
 /* Returns once the notifier has done everything queued before the call (tests). */
 void fs_evctl_sync(fs_evctl *e);
 size_t fs_evctl_count(fs_evctl *e, uint64_t id);
+/* From now on every listener is recorded in c for a successor (ec_carry.c). With
+ * takeover, also starts re-taking the listeners a previous server recorded there, on a
+ * thread of its own (never on the start-up path: a holder's descriptor table is the
+ * caller's to make long): each eventfd from the process that holds it (checked by pid,
+ * start time and eventfd-id; else any process of the registering uid holding that
+ * eventfd-id); a listener of a cgroup removed meanwhile is signalled once (the rmdir)
+ * and dropped, one whose eventfd is gone is dropped, one whose cgroup had an onset
+ * while it was being re-taken gets that signal. Returns the records found. */
+struct od_shadowfs;
+unsigned fs_evctl_carry(fs_evctl *e, struct od_shadowfs *fs, fs_carry *c, bool takeover);
 
 /* cgroup.procs / cgroup.threads writes (pids.c) */
 int fs_procs_write(const fs_synth_ctx *c, const char *buf, size_t len);
@@ -221,6 +226,13 @@ typedef struct fs_node {
 	bool cg_is_root;
 	int cg_dirfd;       /* O_PATH of that cgroup's directory for virtual files, else -1 */
 	bool as_caller;     /* opened for writing with the caller's credentials */
+	bool is_dir;        /* a real directory (a cgroup) */
+	/* descriptors it holds, counted against the uid whose lookup made it (inodes.c) */
+	uid_t owner;
+	unsigned nfds;
+	/* a file's directory node and name, for the sweeper's FUSE_NOTIFY_INVAL_ENTRY */
+	uint64_t parent;
+	char *name;
 } fs_node;
 
 typedef struct fs_inodes fs_inodes;
@@ -230,11 +242,35 @@ void fs_inodes_free(fs_inodes *t);
 /* The node of a kernel-known id, or NULL (a stale id: answer ESTALE). */
 fs_node *fs_inodes_get(fs_inodes *t, fuse_ino_t id);
 /* Find or create the node of a real object found in dir; takes fd (closed when
- * the node already exists). Adds one kernel reference. NULL with *err on failure. */
+ * the node already exists). Adds one kernel reference. NULL with *err on failure:
+ * EMFILE when the descriptors of uid's nodes (uid 0 excepted) reach its share,
+ * FS_INODES_UID_SHARE of the request budget (fdguard.h): one uid's lookups pinned by
+ * its processes cannot take every descriptor from the others. */
+#define FS_INODES_UID_SHARE 8
 fs_node *fs_inodes_intern_real(fs_inodes *t, const fs_node *dir, int fd, const struct stat *st,
-			       const char *name, int *err);
+			       const char *name, uid_t uid, int *err);
 /* Find or create the synthetic file s of directory dir. Adds one kernel reference. */
-fs_node *fs_inodes_intern_synth(fs_inodes *t, const fs_node *dir, const fs_synth *s, int *err);
+fs_node *fs_inodes_intern_synth(fs_inodes *t, const fs_node *dir, const fs_synth *s, uid_t uid,
+				int *err);
+/* Descriptors the nodes hold, in all, of uid, and of file (not directory) nodes. */
+size_t fs_inodes_fds(fs_inodes *t, uid_t uid, size_t *of_uid, size_t *of_files);
+/* The sweeper (sweep.c): the kernel keeps a FUSE dentry whose entry timeout ran out in
+ * its cache until reclaim (fuse_dentry_settime sets DCACHE_OP_DELETE only for
+ * fc->delete_stale, virtiofs'), and sends FORGET only when the inode goes: a name nobody
+ * uses any more keeps its node, and its descriptor, indefinitely. The sweeper asks the
+ * kernel to drop the entries of files (FUSE_NOTIFY_INVAL_ENTRY): unused ones go, with
+ * a FORGET; used ones are looked up again at the next path walk. Started once the loop
+ * can serve; any thread may kick it (never blocks). Sweeps when kicked, and while file
+ * nodes hold many descriptors every 5 s, backing off to 20 s while sweeps free nothing
+ * (names in use); never with few. */
+typedef struct fs_sweeper fs_sweeper;
+fs_sweeper *fs_sweeper_new(od_shadowfs *fs);
+void fs_sweeper_kick(fs_sweeper *w);
+void fs_sweeper_free(fs_sweeper *w);
+/* The files the kernel knows (parent node id, name), for the sweeper: (uint64_t, char*)
+ * pairs appended to out (names g_strdup'd). */
+void fs_inodes_files(fs_inodes *t, GArray *parents, GPtrArray *names);
+void fs_inodes_set_sweeper(fs_inodes *t, fs_sweeper *w);
 void fs_inodes_forget(fs_inodes *t, fuse_ino_t id, uint64_t n);
 /* The node id of synthetic file s of the directory (dev, ino) if the kernel
  * knows it (someone has it open or looked up), else 0. */
@@ -243,8 +279,16 @@ uint64_t fs_inodes_find_synth(fs_inodes *t, dev_t dev, ino_t ino, const fs_synth
 uint64_t fs_inodes_synth_id(uint64_t dir_nodeid, const fs_synth *s);
 /* After a takeover: an id the table does not hold may be one a previous server gave
  * the kernel; fs_inodes_get then opens cgroup directories by their kernfs handle and
- * rebuilds their synthetic files. Only on kernfs (logged otherwise). */
+ * rebuilds their files (synthetic: by their place in the table; real: by the carried
+ * name). Only on kernfs (logged otherwise). */
 void fs_inodes_enable_revive(fs_inodes *t, bool v1);
+/* The carried name table real files' ids refer to (NULL: counter ids). Before serving. */
+struct fs_carry;
+void fs_inodes_set_carry(fs_inodes *t, struct fs_carry *c);
+/* An O_PATH descriptor of the cgroup directory with kernfs id id, checked to lie under
+ * the served root; -1 if it is gone (or elsewhere), -2 if the tree cannot tell (no
+ * kernfs handles, or revival not enabled). */
+int fs_inodes_open_cgroup(fs_inodes *t, uint64_t id);
 
 /* ---- open files (file.c) ---- */
 
@@ -259,11 +303,19 @@ typedef struct fs_file {
 	/* guarded by the control-watch lock (ctlwatch.c) */
 	uint64_t seen_gen;
 	struct fuse_pollhandle *ph;
+	uint64_t fh;        /* the kernel's handle of this open (handles.c) */
+	uint64_t kh;        /* the kernel's poll handle once it polled (carried, carry.c) */
 } fs_file;
 
 fs_file *fs_file_new(void);
 fs_file *fs_file_ref(fs_file *f);
 void fs_file_unref(fs_file *f);
+/* The open a previous server made (handle info i) of node n, opened again from the real
+ * tree for this server (handles.c): NULL with *err. */
+fs_file *fs_file_revive(od_shadowfs *fs, const fs_node *n, uint64_t fh, const fs_fh_info *i,
+			int *err);
+/* The same for an open directory (dir.c). Both return the tracked handle. */
+void *fs_dir_revive(od_shadowfs *fs, const fs_node *n, uint64_t fh, int *err);
 
 /* ---- poll of passed-through files (poll.c) ---- */
 
@@ -314,17 +366,39 @@ struct od_shadowfs {
 	 * left when the loop ends is closed by od_shadowfs_free() */
 	GMutex handles_lock;
 	GHashTable *handles; /* handle -> its close function */
-	/* survival across servers (takeover.c) */
+	/* survival across servers (takeover.c, carry.c) */
 	struct fs_survival *surv;
+	struct fs_carry *carry; /* what the next server inherits; NULL without a state memfd */
+	fs_sweeper *sweeper;    /* unused entries dropped (sweep.c) */
+	uint64_t next_serial;   /* of file handles (handles.c) */
+	uint16_t generation;    /* this server's, in every fh */
 	bool took_over;      /* serving a connection a previous server initialised */
 	bool inited;         /* FUSE_INIT processed (or replayed) */
 	gint keep_mount;     /* stopping for a successor: no unmount */
 };
 
-/* Registers an open file or directory; returns the fh to give the kernel (the
- * handle with this server's generation in its top bits, takeover.c). */
-uint64_t fs_handle_track(od_shadowfs *fs, gpointer h, void (*close_fn)(od_shadowfs *, gpointer));
-void fs_handle_untrack(od_shadowfs *fs, gpointer h);
+/* ---- open handles (handles.c) ----
+ * Any FUSE worker. The table maps the kernel's fh to the open file or directory; an fh
+ * of a previous server is opened again from the real tree on first use (revive) and
+ * kept under the same fh until its release. */
+typedef void (*fs_handle_close_fn)(od_shadowfs *fs, gpointer h);
+/* Registers an open; returns the fh to give the kernel (ids.h: this server's
+ * generation, the open's access mode, write errno, plainness and a serial). */
+uint64_t fs_handle_track(od_shadowfs *fs, gpointer h, fs_handle_close_fn close_fn, int acc,
+			 int write_err, bool plain);
+/* Registers a revived open under the fh the kernel has; returns the handle to use:
+ * another worker's if it revived the same fh first (the caller then closes h, whose
+ * own fh field must not be that fh). */
+gpointer fs_handle_track_as(od_shadowfs *fs, uint64_t fh, gpointer h, fs_handle_close_fn close_fn);
+void fs_handle_untrack(od_shadowfs *fs, uint64_t fh);
+/* The handle of fh; NULL if it is not (or no longer) open here. */
+gpointer fs_handle_get(od_shadowfs *fs, uint64_t fh);
+/* Every handle still open (the loop ended with files open): closed. */
+void fs_handles_close_all(od_shadowfs *fs);
+/* The handle of an operation's fi->fh, revived from node ino when it is a previous
+ * server's (dir: readdir/releasedir); 0 and fi->fh set to the pointer, or errno
+ * (ENODEV: the object is gone from the real tree, as kernfs answers). */
+int fs_handle_resolve(od_shadowfs *fs, fuse_ino_t ino, struct fuse_file_info *fi, bool dir);
 
 extern const struct fuse_lowlevel_ops fs_ops;
 /* fs_ops behind request counters (opstats.c): what the session serves. */
@@ -344,8 +418,36 @@ bool fs_survival_takeover(od_shadowfs *fs, int state_fd, GError **err);
 /* Workers on cloned descriptors (a kernel without FUSE_NOTIFY_RESEND)? */
 bool fs_survival_clone_fd(const od_shadowfs *fs);
 int fs_survival_state_fd(const od_shadowfs *fs);
-uint64_t fs_handle_fh(od_shadowfs *fs, gpointer h);
 void fs_survival_free(od_shadowfs *fs);
+
+/* ---- what a successor inherits (carry.c), in the state memfd at FS_CARRY_OFFSET ----
+ * Any thread; each call takes a short process-local lock and never blocks otherwise. */
+#define FS_CARRY_OFFSET 16384
+#define FS_CARRY_LISTENERS 4096 /* FS_EC_MAX_TOTAL: every listener can be carried */
+typedef struct {
+	uint64_t cgroup;     /* kernfs id of its cgroup; 0: a free slot (published last) */
+	uint64_t eventfd_id; /* fdinfo's eventfd-id of its eventfd */
+	uint64_t starttime;  /* /proc/<tgid>/stat field 22 of its holder */
+	int32_t tgid;        /* the process holding the eventfd */
+	uint32_t uid;        /* the registering request's */
+} fs_carried_listener;
+/* The region of state_fd (grown if it is of an older layout; zeroed if it holds none). */
+fs_carry *fs_carry_map(int state_fd, GError **err);
+void fs_carry_free(fs_carry *c);
+/* The index of a real file name in the carried table (added if new), -1 if full. */
+int fs_carry_name_index(fs_carry *c, const char *name);
+const char *fs_carry_name(fs_carry *c, unsigned k);
+/* Kernel poll handles of files waiting for a notification, until their release. */
+void fs_carry_poll_add(fs_carry *c, uint64_t kh);
+void fs_carry_poll_del(fs_carry *c, uint64_t kh);
+/* Successor: wake every carried handle (wake returns whether the write went out), then
+ * forget them; the count woken. */
+unsigned fs_carry_poll_wake(fs_carry *c, bool (*wake)(void *ud, uint64_t kh), void *ud);
+/* Listener records: a slot, or -1 when none is free. */
+int fs_carry_listener_put(fs_carry *c, const fs_carried_listener *l);
+void fs_carry_listener_holder(fs_carry *c, int slot, int32_t tgid, uint64_t starttime);
+void fs_carry_listener_clear(fs_carry *c, int slot);
+bool fs_carry_listener_get(fs_carry *c, int slot, fs_carried_listener *out);
 
 /* Helpers shared by the op files. */
 static inline od_shadowfs *fs_of(fuse_req_t req)
@@ -374,7 +476,9 @@ void fs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t siz
 void fs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
 void fs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
 
-/* Look name up in dir and fill e (timeouts 0). 0 or errno. */
-int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, struct fuse_entry_param *e);
+/* Look name up in dir for uid (whose share the node's descriptors take) and fill e
+ * (timeouts 0). 0 or errno. */
+int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, uid_t uid,
+		 struct fuse_entry_param *e);
 
 #endif

@@ -6,8 +6,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include "fdguard.h"
 #include "fs_private.h"
 #include "v1layout.h"
 
@@ -29,7 +31,93 @@ struct fs_inodes {
 	fs_node *root;
 	bool revive; /* ids may come from a previous server (fs_inodes_enable_revive) */
 	bool v1;
+	fs_carry *carry; /* the name table of real files' ids, or NULL */
+	/* descriptors held by nodes: in all, by file nodes, and per uid (uid -> count) */
+	size_t fds, file_fds;
+	GHashTable *per_uid;
+	fs_sweeper *sweeper;
 };
+
+/* A uid's share of the descriptors requests may take (fdguard.h's budget). */
+static size_t uid_share(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return SIZE_MAX;
+	rlim_t reserve = MAX((rlim_t)FS_FD_RESERVE_MIN, rl.rlim_cur / FS_FD_RESERVE_SHARE);
+	if (reserve > rl.rlim_cur / 2)
+		reserve = rl.rlim_cur / 2;
+	return (size_t)((rl.rlim_cur - reserve) / FS_INODES_UID_SHARE);
+}
+
+/* May uid's lookups hold n more descriptors? Charged if so. Called with the lock held. */
+static bool charge_locked(fs_inodes *t, fs_node *node, uid_t uid, unsigned n)
+{
+	gpointer k = GUINT_TO_POINTER(uid);
+	size_t had = GPOINTER_TO_SIZE(g_hash_table_lookup(t->per_uid, k));
+	size_t share = uid_share();
+	if (uid != 0 && had + n > share)
+		return false;
+	if (uid != 0 && t->sweeper && had + n > share / 2)
+		fs_sweeper_kick(t->sweeper); /* before the share runs out: drop what is unused */
+	g_hash_table_insert(t->per_uid, k, GSIZE_TO_POINTER(had + n));
+	t->fds += n;
+	if (!node->is_dir)
+		t->file_fds += n;
+	node->owner = uid;
+	node->nfds = n;
+	return true;
+}
+
+static void uncharge_locked(fs_inodes *t, const fs_node *node)
+{
+	if (!node->nfds)
+		return;
+	gpointer k = GUINT_TO_POINTER(node->owner);
+	size_t had = GPOINTER_TO_SIZE(g_hash_table_lookup(t->per_uid, k));
+	if (had <= node->nfds)
+		g_hash_table_remove(t->per_uid, k);
+	else
+		g_hash_table_insert(t->per_uid, k, GSIZE_TO_POINTER(had - node->nfds));
+	t->fds -= node->nfds;
+	if (!node->is_dir)
+		t->file_fds -= node->nfds;
+}
+
+size_t fs_inodes_fds(fs_inodes *t, uid_t uid, size_t *of_uid, size_t *of_files)
+{
+	g_mutex_lock(&t->lock);
+	size_t all = t->fds;
+	if (of_files)
+		*of_files = t->file_fds;
+	if (of_uid)
+		*of_uid = GPOINTER_TO_SIZE(g_hash_table_lookup(t->per_uid, GUINT_TO_POINTER(uid)));
+	g_mutex_unlock(&t->lock);
+	return all;
+}
+
+void fs_inodes_set_sweeper(fs_inodes *t, fs_sweeper *w)
+{
+	g_mutex_lock(&t->lock);
+	t->sweeper = w;
+	g_mutex_unlock(&t->lock);
+}
+
+void fs_inodes_files(fs_inodes *t, GArray *parents, GPtrArray *names)
+{
+	g_mutex_lock(&t->lock);
+	GHashTableIter it;
+	gpointer v;
+	g_hash_table_iter_init(&it, t->by_id);
+	while (g_hash_table_iter_next(&it, NULL, &v)) {
+		fs_node *n = v;
+		if (n->is_dir || !n->name || !n->parent)
+			continue;
+		g_array_append_val(parents, n->parent);
+		g_ptr_array_add(names, g_strdup(n->name));
+	}
+	g_mutex_unlock(&t->lock);
+}
 
 static guint key_hash(gconstpointer p)
 {
@@ -51,6 +139,7 @@ static void node_close(fs_node *n)
 		close(n->fd);
 	if (n->cg_dirfd >= 0)
 		close(n->cg_dirfd);
+	g_free(n->name);
 	g_free(n);
 }
 
@@ -74,6 +163,7 @@ fs_inodes *fs_inodes_new(int root_fd, int *err)
 	g_mutex_init(&t->lock);
 	t->by_id = g_hash_table_new(g_int64_hash, g_int64_equal);
 	t->by_key = g_hash_table_new_full(key_hash, key_equal, g_free, NULL);
+	t->per_uid = g_hash_table_new(g_direct_hash, g_direct_equal);
 	t->next_fallback = FS_FALLBACK_BASE;
 
 	fs_node *r = g_new0(fs_node, 1);
@@ -86,6 +176,7 @@ fs_inodes *fs_inodes_new(int root_fd, int *err)
 	r->cg_parent = 0;
 	r->cg_is_root = true;
 	r->cg_dirfd = -1;
+	r->is_dir = true;
 	t->root = r;
 	fs_key *k = g_new(fs_key, 1);
 	*k = (fs_key){ st.st_dev, st.st_ino, 0 };
@@ -105,6 +196,7 @@ void fs_inodes_free(fs_inodes *t)
 		node_close(v);
 	g_hash_table_destroy(t->by_id);
 	g_hash_table_destroy(t->by_key);
+	g_hash_table_destroy(t->per_uid);
 	g_mutex_clear(&t->lock);
 	g_free(t);
 }
@@ -141,11 +233,14 @@ void fs_inodes_enable_revive(fs_inodes *t, bool v1)
 	t->revive = true;
 }
 
+void fs_inodes_set_carry(fs_inodes *t, fs_carry *c)
+{
+	t->carry = c;
+}
+
 uint64_t fs_inodes_synth_id(uint64_t dir_nodeid, const fs_synth *s)
 {
-	if (dir_nodeid >= (UINT64_C(1) << (63 - FS_SYN_SHIFT)))
-		return 0;
-	return FS_SYN_TAG | (dir_nodeid << FS_SYN_SHIFT) | (s->index + 1);
+	return fs_id_synth(dir_nodeid, s->index);
 }
 
 /* Called with the lock held: the preferred id when it is free, else a counter id. */
@@ -157,8 +252,9 @@ static uint64_t pick_id(fs_inodes *t, uint64_t preferred)
 	return t->next_fallback++;
 }
 
-/* Called with the lock held. Returns the existing node (one more reference) or inserts n. */
-static fs_node *insert_locked(fs_inodes *t, fs_node *n, uint64_t preferred)
+/* Called with the lock held. Returns the existing node (one more reference) or inserts n,
+ * its descriptors charged to uid; NULL when uid's share is spent. */
+static fs_node *insert_locked(fs_inodes *t, fs_node *n, uint64_t preferred, uid_t uid)
 {
 	fs_key k = { n->dev, n->ino, n->tag };
 	fs_node *old = g_hash_table_lookup(t->by_key, &k);
@@ -166,6 +262,8 @@ static fs_node *insert_locked(fs_inodes *t, fs_node *n, uint64_t preferred)
 		old->nlookup++;
 		return old;
 	}
+	if (!charge_locked(t, n, uid, (n->fd >= 0) + (n->cg_dirfd >= 0)))
+		return NULL;
 	n->nodeid = pick_id(t, preferred);
 	n->nlookup = 1;
 	fs_key *kk = g_new(fs_key, 1);
@@ -176,7 +274,7 @@ static fs_node *insert_locked(fs_inodes *t, fs_node *n, uint64_t preferred)
 }
 
 fs_node *fs_inodes_intern_real(fs_inodes *t, const fs_node *dir, int fd, const struct stat *st,
-			       const char *name, int *err)
+			       const char *name, uid_t uid, int *err)
 {
 	fs_key k = { st->st_dev, st->st_ino, 0 };
 
@@ -196,10 +294,14 @@ fs_node *fs_inodes_intern_real(fs_inodes *t, const fs_node *dir, int fd, const s
 	n->ino = st->st_ino;
 	n->fd = fd;
 	n->cg_dirfd = -1;
+	uint64_t preferred = 0;
 	if (S_ISDIR(st->st_mode)) {
 		n->cg_id = st->st_ino;
 		n->cg_parent = dir->cg_id;
 		n->cg_is_root = false;
+		n->is_dir = true;
+		if (st->st_dev == t->root->dev && st->st_ino < FS_FALLBACK_BASE)
+			preferred = st->st_ino; /* the kernfs id: a successor opens it by handle */
 	} else {
 		n->cg_id = dir->cg_id;
 		n->cg_parent = dir->cg_parent;
@@ -219,18 +321,25 @@ fs_node *fs_inodes_intern_real(fs_inodes *t, const fs_node *dir, int fd, const s
 		}
 		/* the kernel judges what a PSI trigger may be by the opener's capabilities */
 		n->as_caller = (s && (s->flags & FS_SYN_AS_CALLER)) || g_str_has_suffix(name, ".pressure");
+		/* its directory and its name: a successor opens it again from those (ids.h) */
+		int k = t->carry && st->st_dev == t->root->dev ? fs_carry_name_index(t->carry, name) : -1;
+		preferred = k >= 0 ? fs_id_file(dir->nodeid, (unsigned)k) : 0;
+		n->parent = dir->nodeid;
+		n->name = g_strdup(name);
 	}
-	uint64_t preferred = st->st_dev == t->root->dev && st->st_ino < FS_FALLBACK_BASE ? st->st_ino : 0;
 
 	g_mutex_lock(&t->lock);
-	fs_node *got = insert_locked(t, n, preferred);
+	fs_node *got = insert_locked(t, n, preferred, uid);
 	g_mutex_unlock(&t->lock);
 	if (got != n)
-		node_close(n); /* another worker interned it first */
+		node_close(n); /* another worker interned it first, or uid's share is spent */
+	if (!got)
+		*err = EMFILE;
 	return got;
 }
 
-fs_node *fs_inodes_intern_synth(fs_inodes *t, const fs_node *dir, const fs_synth *s, int *err)
+fs_node *fs_inodes_intern_synth(fs_inodes *t, const fs_node *dir, const fs_synth *s, uid_t uid,
+				int *err)
 {
 	fs_key k = { dir->dev, dir->ino, s->index + 1 };
 	g_mutex_lock(&t->lock);
@@ -260,11 +369,15 @@ fs_node *fs_inodes_intern_synth(fs_inodes *t, const fs_node *dir, const fs_synth
 		g_free(n);
 		return NULL;
 	}
+	n->parent = dir->nodeid;
+	n->name = g_strdup(s->name);
 	g_mutex_lock(&t->lock);
-	fs_node *got = insert_locked(t, n, fs_inodes_synth_id(dir->nodeid, s));
+	fs_node *got = insert_locked(t, n, fs_inodes_synth_id(dir->nodeid, s), uid);
 	g_mutex_unlock(&t->lock);
 	if (got != n)
 		node_close(n);
+	if (!got)
+		*err = EMFILE;
 	return got;
 }
 
@@ -285,6 +398,7 @@ void fs_inodes_forget(fs_inodes *t, fuse_ino_t id, uint64_t n)
 	fs_key key = { node->dev, node->ino, node->tag };
 	g_hash_table_remove(t->by_key, &key);
 	g_hash_table_remove(t->by_id, &node->nodeid);
+	uncharge_locked(t, node);
 	g_mutex_unlock(&t->lock);
 	node_close(node);
 }
@@ -304,7 +418,7 @@ uint64_t fs_inodes_find_synth(fs_inodes *t, dev_t dev, ino_t ino, const fs_synth
 static fs_node *insert_revived(fs_inodes *t, fs_node *n, uint64_t id)
 {
 	g_mutex_lock(&t->lock);
-	fs_node *got = insert_locked(t, n, id);
+	fs_node *got = insert_locked(t, n, id, 0); /* the kernel's, not a caller's */
 	got->nlookup--;
 	g_mutex_unlock(&t->lock);
 	if (got != n)
@@ -354,29 +468,67 @@ static int open_cgroup_dir(fs_inodes *t, uint64_t id, uint64_t *parent)
 	return -1;
 }
 
+int fs_inodes_open_cgroup(fs_inodes *t, uint64_t id)
+{
+	uint64_t parent = 0;
+	if (!t->revive)
+		return -2;
+	if (id == t->root->ino)
+		return fcntl(t->root->fd, F_DUPFD_CLOEXEC, 3);
+	return open_cgroup_dir(t, id, &parent);
+}
+
+/* Called on a revived node (no reference of ours): the node if it got exactly id. */
+static fs_node *unref_revived(fs_inodes *t, fs_node *n, uint64_t id)
+{
+	g_mutex_lock(&t->lock);
+	n->nlookup--;
+	g_mutex_unlock(&t->lock);
+	return n->nodeid == id ? n : NULL;
+}
+
+/* A real file: the name its id points to in the carried table, in its directory
+ * (itself revived if need be), opened again and checked to be a regular file. */
+static fs_node *revive_file(fs_inodes *t, uint64_t id, uint64_t dir_id, unsigned k)
+{
+	const char *name = t->carry ? fs_carry_name(t->carry, k) : NULL;
+	fs_node *dir = name ? fs_inodes_get(t, dir_id) : NULL;
+	if (!dir || !dir->is_dir || dir->nodeid != dir_id || strchr(name, '/'))
+		return NULL;
+	int fd = openat(dir->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != t->root->dev) {
+		close(fd);
+		return NULL;
+	}
+	int err = 0;
+	fs_node *n = fs_inodes_intern_real(t, dir, fd, &st, name, 0, &err);
+	return n ? unref_revived(t, n, id) : NULL;
+}
+
 /* An id the kernel learnt from a previous server of this connection (a takeover,
  * session.c). Directories (cgroups) come back through their kernfs handle, synthetic
  * files through their directory; other files answer ESTALE (a path walk looks them
  * up again, since entry timeouts are 0). */
 static fs_node *revive(fs_inodes *t, uint64_t id)
 {
-	if (id & FS_SYN_TAG) {
-		unsigned idx = (unsigned)(id & ((1u << FS_SYN_SHIFT) - 1));
-		const fs_synth *s = idx ? fs_layout_at(t->v1, idx - 1) : NULL;
-		uint64_t dir_id = (id & ~FS_SYN_TAG) >> FS_SYN_SHIFT;
+	uint64_t dir_id;
+	unsigned k;
+	fs_id_kind kind = fs_id_decode(id, &dir_id, &k);
+	if (kind == FS_ID_FILE)
+		return revive_file(t, id, dir_id, k);
+	if (kind == FS_ID_SYNTH) {
+		const fs_synth *s = fs_layout_at(t->v1, k);
 		fs_node *dir = s ? fs_inodes_get(t, dir_id) : NULL;
-		if (!dir || dir->tag || fs_inodes_synth_id(dir->nodeid, s) != id)
+		if (!dir || !dir->is_dir || fs_inodes_synth_id(dir->nodeid, s) != id)
 			return NULL;
 		int err = 0;
-		fs_node *n = fs_inodes_intern_synth(t, dir, s, &err);
-		if (!n)
-			return NULL;
-		g_mutex_lock(&t->lock);
-		n->nlookup--;
-		g_mutex_unlock(&t->lock);
-		return n->nodeid == id ? n : NULL;
+		fs_node *n = fs_inodes_intern_synth(t, dir, s, 0, &err);
+		return n ? unref_revived(t, n, id) : NULL;
 	}
-	if (id >= FS_FALLBACK_BASE || id == FUSE_ROOT_ID)
+	if (kind != FS_ID_DIR || id == FUSE_ROOT_ID)
 		return NULL;
 	uint64_t parent = 0;
 	int fd = open_cgroup_dir(t, id, &parent);
@@ -389,5 +541,6 @@ static fs_node *revive(fs_inodes *t, uint64_t id)
 	n->cg_dirfd = -1;
 	n->cg_id = id;
 	n->cg_parent = parent;
+	n->is_dir = true;
 	return insert_revived(t, n, id);
 }

@@ -114,7 +114,7 @@ od_shadowfs *od_shadowfs_new(int root_fd, const char *mountpoint, od_controller 
 		fs->opts.max_threads = FS_DEFAULT_THREADS;
 	g_mutex_init(&fs->handles_lock);
 	g_mutex_init(&fs->wake_lock);
-	fs->handles = g_hash_table_new(g_direct_hash, g_direct_equal);
+	fs->handles = g_hash_table_new(g_int64_hash, g_int64_equal); /* handles.c */
 	long ps = sysconf(_SC_PAGESIZE);
 	fs->page_size = ps > 0 ? (uint64_t)ps : 4096;
 	fs->umask = read_umask();
@@ -192,6 +192,7 @@ od_shadowfs *od_shadowfs_new(int root_fd, const char *mountpoint, od_controller 
 		fs->mnt_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
 	else
 		g_warning("cannot stat the new mount %s: %s", mountpoint, g_strerror(errno));
+	fs->sweeper = fs_sweeper_new(fs); /* NULL (logged): entries wait for reclaim */
 	return fs;
 
 fail:
@@ -313,35 +314,15 @@ void od_shadowfs_kept_fds(od_shadowfs *fs, int *fuse_fd, int *state_fd)
 	*state_fd = fs_survival_state_fd(fs);
 }
 
-uint64_t fs_handle_track(od_shadowfs *fs, gpointer h, void (*close_fn)(od_shadowfs *, gpointer))
-{
-	g_mutex_lock(&fs->handles_lock);
-	g_hash_table_insert(fs->handles, h, (gpointer)close_fn);
-	g_mutex_unlock(&fs->handles_lock);
-	return fs_handle_fh(fs, h);
-}
-
-void fs_handle_untrack(od_shadowfs *fs, gpointer h)
-{
-	g_mutex_lock(&fs->handles_lock);
-	g_hash_table_remove(fs->handles, h);
-	g_mutex_unlock(&fs->handles_lock);
-}
-
 void od_shadowfs_free(od_shadowfs *fs)
 {
 	if (!fs)
 		return;
+	fs_sweeper_free(fs->sweeper); /* it writes to the session */
 	if (fs->se)
 		unmount(fs);
 	/* Handles the kernel never released (the loop ended with files open). */
-	GHashTableIter it;
-	gpointer h, fn;
-	g_hash_table_iter_init(&it, fs->handles);
-	while (g_hash_table_iter_next(&it, &h, &fn)) {
-		g_hash_table_iter_steal(&it);
-		((void (*)(od_shadowfs *, gpointer))fn)(fs, h);
-	}
+	fs_handles_close_all(fs);
 	g_hash_table_destroy(fs->handles);
 	g_mutex_clear(&fs->handles_lock);
 	/* Hooks next: no controller callback may reach a session being destroyed. */

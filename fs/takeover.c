@@ -11,12 +11,12 @@
  *   exactly as the first time (same kernel offer, same op_init) and sets the
  *   session up; its reply carries the old request's unique, which the kernel no
  *   longer knows (ENOENT, which libfuse ignores by design).
- * - Node ids: real objects' ids are their st_ino (inodes.c), so cgroup directories
- *   come back through their kernfs file handle (fs_inodes_enable_revive).
- * - File handles: an fh is a pointer of the dead process. Every fh carries its
- *   server's generation in bits 48-63 (user pointers fit in 47 bits on x86-64); an
- *   fh of another generation is refused (ESTALE) by the wrappers below, never
- *   dereferenced, and never confused with a live handle at the same address.
+ * - Node ids and file handles (ids.h): nothing in either is an address of the dead
+ *   process. A node id names an object of the real tree (a cgroup by its kernfs id, a
+ *   file by its cgroup and name, a synthetic file by its cgroup and table place); an fh
+ *   names an open by a serial plus what the open decided. A successor opens both
+ *   again from the real tree on first use (inodes.c, handles.c): a descriptor opened
+ *   before the restart goes on working.
  * - Requests the dead server had read but not answered: Linux 6.9 (FUSE_HAS_RESEND
  *   in INIT's flags2) puts them back in the queue on FUSE_NOTIFY_RESEND, which we
  *   send; every worker then reads the kept descriptor itself (no clone_fd), so
@@ -24,9 +24,10 @@
  *   descriptors, and the kernel fails the requests read on a clone with
  *   ECONNABORTED when the dying process closes it (fuse_dev_release), rather than
  *   leaving them in the kept descriptor's queue forever.
- * - poll() callers waiting for a wake-up the dead server owed: the kernel's poll
- *   handles (kh) seen lately are kept in the memfd; a successor wakes them all, and
- *   their next FUSE_POLL, on a stale fh, answers POLLERR.
+ * - poll() callers waiting for a wake-up the dead server owed: every kernel poll
+ *   handle (kh) of a file not yet released is carried in the memfd (carry.c); a
+ *   successor wakes them all, and their next FUSE_POLL revives the file.
+ * - OOM listeners: carried in the memfd and re-taken by the successor (ec_carry.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,8 +46,6 @@
 #define FS_STATE_MAGIC UINT64_C(0x6f6f6d6466757365) /* "oomdfuse" */
 #define FS_STATE_VERSION 1
 #define FS_POLL_SLOTS 1024
-#define FS_FH_SHIFT 48
-#define FS_FH_PTR ((UINT64_C(1) << FS_FH_SHIFT) - 1)
 
 /* The memfd's layout; shared (MAP_SHARED) by every server of the connection. */
 typedef struct {
@@ -72,88 +71,82 @@ typedef struct {
 	uint64_t kh;
 } fs_llph;
 
-static bool fh_own(od_shadowfs *fs, struct fuse_file_info *fi)
-{
-	if (!fi)
-		return true;
-	if ((fi->fh >> FS_FH_SHIFT) != fs->surv->generation)
-		return false;
-	fi->fh &= FS_FH_PTR;
-	return true;
-}
+/* ---- the operations with a file handle: the fh resolved (handles.c) ---- */
 
-uint64_t fs_handle_fh(od_shadowfs *fs, gpointer h)
-{
-	uint64_t p = (uint64_t)(uintptr_t)h;
-	if (p >> FS_FH_SHIFT)
-		g_error("a handle above 2^48 (%p): file handles cannot carry the generation", h);
-	return p | ((uint64_t)fs->surv->generation << FS_FH_SHIFT);
-}
-
-/* ---- the operations with a file handle, guarded ---- */
-
-#define STALE_OR(call, ...)                                     \
-	do {                                                    \
-		if (!fh_own(fs_of(req), fi)) {                  \
-			fuse_reply_err(req, ESTALE);            \
-			return;                                 \
-		}                                               \
-		call(__VA_ARGS__);                              \
+#define WITH_HANDLE(dir, call, ...)                                          \
+	do {                                                                 \
+		int e_ = fs_handle_resolve(fs_of(req), ino, fi, dir);        \
+		if (e_) {                                                    \
+			fuse_reply_err(req, e_);                             \
+			return;                                              \
+		}                                                            \
+		call(__VA_ARGS__);                                           \
 	} while (0)
 
-static void w_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	STALE_OR(fs_ops.getattr, req, ino, fi);
-}
+/* setattr uses an open's descriptor when it has one (ftruncate, futimens); a previous
+ * server's open not revived yet is not needed for that: the node's path does. */
 static void w_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		      struct fuse_file_info *fi)
 {
-	STALE_OR(fs_ops.setattr, req, ino, attr, to_set, fi);
+	gpointer h = fi ? fs_handle_get(fs_of(req), fi->fh) : NULL;
+	if (h)
+		fi->fh = (uint64_t)(uintptr_t)h;
+	fs_ops.setattr(req, ino, attr, to_set, h ? fi : NULL);
 }
 static void w_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
-	STALE_OR(fs_ops.read, req, ino, size, off, fi);
+	WITH_HANDLE(false, fs_ops.read, req, ino, size, off, fi);
 }
 static void w_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
-	STALE_OR(fs_ops.write, req, ino, buf, size, off, fi);
-}
-static void w_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
-{
-	STALE_OR(fs_ops.fsync, req, ino, datasync, fi);
+	WITH_HANDLE(false, fs_ops.write, req, ino, buf, size, off, fi);
 }
 static void w_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
-	STALE_OR(fs_ops.readdir, req, ino, size, off, fi);
+	WITH_HANDLE(true, fs_ops.readdir, req, ino, size, off, fi);
 }
-/* A handle of a dead server has nothing left to release. */
+/* A previous server's open never used since has nothing to release. */
 static void w_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	if (!fh_own(fs_of(req), fi))
+	gpointer h = fs_handle_get(fs_of(req), fi->fh);
+	if (!h) {
 		fuse_reply_err(req, 0);
-	else
-		fs_ops.release(req, ino, fi);
+		return;
+	}
+	fi->fh = (uint64_t)(uintptr_t)h;
+	fs_ops.release(req, ino, fi);
 }
 static void w_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	if (!fh_own(fs_of(req), fi))
+	gpointer h = fs_handle_get(fs_of(req), fi->fh);
+	if (!h) {
 		fuse_reply_err(req, 0);
-	else
-		fs_ops.releasedir(req, ino, fi);
+		return;
+	}
+	fi->fh = (uint64_t)(uintptr_t)h;
+	fs_ops.releasedir(req, ino, fi);
 }
+/* Every poll handle the kernel gives us is carried (carry.c) until its file's release,
+ * so that a successor wakes every waiter; the woken caller polls again, on the same fh,
+ * which the successor revives. */
 static void w_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struct fuse_pollhandle *ph)
 {
 	od_shadowfs *fs = fs_of(req);
-	if (ph) {
-		uint64_t kh = ((const fs_llph *)ph)->kh;
+	uint64_t kh = ph ? ((const fs_llph *)ph)->kh : 0;
+	if (kh) /* the slot table a server of the previous layout wakes from */
 		__atomic_store_n(&fs->surv->st->poll_kh[kh % FS_POLL_SLOTS], kh, __ATOMIC_RELAXED);
-	}
-	if (!fh_own(fs, fi)) {
+	int e = fs_handle_resolve(fs, ino, fi, false);
+	if (e) {
 		if (ph)
 			fuse_pollhandle_destroy(ph);
-		fuse_reply_err(req, EBADF); /* the kernel reports POLLERR (fuse_file_poll) */
+		fuse_reply_err(req, e); /* the kernel reports POLLERR (fuse_file_poll) */
 		return;
+	}
+	if (kh) {
+		((fs_file *)(uintptr_t)fi->fh)->kh = kh;
+		if (fs->carry)
+			fs_carry_poll_add(fs->carry, kh);
 	}
 	fs_ops.poll(req, ino, fi, ph);
 }
@@ -172,11 +165,9 @@ const struct fuse_lowlevel_ops *fs_survival_ops(void)
 	if (g_once_init_enter(&ops_once)) {
 		ops = fs_ops;
 		ops.init = w_init;
-		ops.getattr = w_getattr;
-		ops.setattr = w_setattr;
+		ops.setattr = w_setattr; /* getattr and fsync use no handle */
 		ops.read = w_read;
 		ops.write = w_write;
-		ops.fsync = w_fsync;
 		ops.readdir = w_readdir;
 		ops.release = w_release;
 		ops.releasedir = w_releasedir;
@@ -222,6 +213,19 @@ static void note_resend(fs_survival *s)
 		    (in->flags2 & FS_HAS_RESEND_FLAGS2);
 }
 
+/* The carried tables (carry.c) for the node ids, the poll handles and, on a fresh
+ * mount, the listeners (a successor's are attached once re-taken). */
+static bool attach_carry(od_shadowfs *fs, bool takeover, GError **err)
+{
+	fs->carry = fs_carry_map(fs->surv->state_fd, err);
+	if (!fs->carry)
+		return false;
+	fs_inodes_set_carry(fs->inodes, fs->carry);
+	if (!takeover && fs->evctl)
+		fs_evctl_carry(fs->evctl, fs, fs->carry, false);
+	return true;
+}
+
 bool fs_survival_fresh(od_shadowfs *fs, GError **err)
 {
 	int fd = memfd_create("oomdelayfs-state", MFD_CLOEXEC);
@@ -254,21 +258,31 @@ bool fs_survival_fresh(od_shadowfs *fs, GError **err)
 	fuse_session_process_buf(fs->se, &buf);
 	free(buf.mem);
 	note_resend(s);
+	fs->generation = (uint16_t)s->generation;
+	if (!attach_carry(fs, false, err))
+		return false;
 	return fs->inited;
 }
 
+/* FUSE_NOTIFY_POLL for kernel poll handle kh: true if the kernel took it (it answers
+ * 0 also for a handle nobody polls any more: fuse_notify_poll_wakeup). */
+static bool wake_one(void *ud, uint64_t kh)
+{
+	od_shadowfs *fs = ud;
+	struct fuse_out_header out = { .len = sizeof out + sizeof(struct fuse_notify_poll_wakeup_out),
+				       .error = FUSE_NOTIFY_POLL };
+	struct fuse_notify_poll_wakeup_out arg = { .kh = kh };
+	struct iovec iov[2] = { { &out, sizeof out }, { &arg, sizeof arg } };
+	return writev(fuse_session_fd(fs->se), iov, 2) > 0;
+}
+
+/* Every carried handle, and the slot table a server of the previous layout left. */
 static void wake_pollers(od_shadowfs *fs)
 {
-	unsigned n = 0;
+	unsigned n = fs->carry ? fs_carry_poll_wake(fs->carry, wake_one, fs) : 0;
 	for (unsigned i = 0; i < FS_POLL_SLOTS; i++) {
 		uint64_t kh = fs->surv->st->poll_kh[i];
-		if (!kh)
-			continue;
-		struct fuse_out_header out = { .len = sizeof out + sizeof(struct fuse_notify_poll_wakeup_out),
-					       .error = FUSE_NOTIFY_POLL };
-		struct fuse_notify_poll_wakeup_out arg = { .kh = kh };
-		struct iovec iov[2] = { { &out, sizeof out }, { &arg, sizeof arg } };
-		if (writev(fuse_session_fd(fs->se), iov, 2) > 0)
+		if (kh && wake_one(fs, kh))
 			n++;
 		fs->surv->st->poll_kh[i] = 0;
 	}
@@ -301,6 +315,9 @@ bool fs_survival_takeover(od_shadowfs *fs, int state_fd, GError **err)
 		return false;
 	}
 	note_resend(s);
+	fs->generation = (uint16_t)s->generation;
+	if (!attach_carry(fs, true, err))
+		return false;
 	fs_inodes_enable_revive(fs->inodes, fs->opts.v1_layout);
 	if (s->resend) {
 		struct fuse_out_header out = { .len = sizeof out, .error = FS_NOTIFY_RESEND };
@@ -308,9 +325,11 @@ bool fs_survival_takeover(od_shadowfs *fs, int state_fd, GError **err)
 			g_warning("takeover: FUSE_NOTIFY_RESEND: %s", g_strerror(errno));
 	}
 	wake_pollers(fs);
-	g_message("took over the FUSE connection (server generation %u; unanswered requests: %s)",
+	unsigned nl = fs->evctl ? fs_evctl_carry(fs->evctl, fs, fs->carry, true) : 0;
+	g_message("took over the FUSE connection (server generation %u; unanswered requests: %s; "
+		  "%u OOM listeners to re-take)",
 		  s->generation, s->resend ? "re-queued by FUSE_NOTIFY_RESEND" :
-					     "failed by the kernel (no FUSE_NOTIFY_RESEND before Linux 6.9)");
+					     "failed by the kernel (no FUSE_NOTIFY_RESEND before Linux 6.9)", nl);
 	return true;
 }
 
@@ -328,6 +347,8 @@ void fs_survival_free(od_shadowfs *fs)
 {
 	if (!fs->surv)
 		return;
+	fs_carry_free(fs->carry);
+	fs->carry = NULL;
 	munmap(fs->surv->st, sizeof(fs_state));
 	close(fs->surv->state_fd);
 	g_free(fs->surv);

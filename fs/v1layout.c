@@ -53,8 +53,6 @@ static const fs_synth v1_table[] = {
 	  "memory.swap.current" },
 	{ "memory.memsw.max_usage_in_bytes", 0644, R | FS_V1_SWAP, 14, fs_v1_memsw_max_usage_read,
 	  fs_v1_memsw_max_usage_write, "memory.max" },
-	/* index 15 and up: the preferred node id spills into the next directory's
-	 * slots; inodes.c falls back to a counter id when such an id is taken */
 	{ "memory.memsw.failcnt", 0644, R | FS_V1_SWAP, 15, fs_v1_memsw_failcnt_read, fs_v1_memsw_failcnt_write,
 	  "memory.max" },
 	/* v1 has it in every cgroup but refuses it in the root */
@@ -62,6 +60,8 @@ static const fs_synth v1_table[] = {
 };
 #undef R
 #define N_SHARED 3u
+/* every index has its synthetic node id (ids.h) */
+G_STATIC_ASSERT(N_SHARED + G_N_ELEMENTS(v1_table) < (1u << FS_SYN_SHIFT));
 
 const fs_synth *fs_layout_at(bool v1, unsigned index)
 {

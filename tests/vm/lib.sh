@@ -298,6 +298,26 @@ server_pid() {
 # takeovers: how many times a server took the kept FUSE connection over (its log line)
 takeovers() { grep -c 'took over the FUSE connection' /tmp/oomdelayfs.log; }
 _took_over() { [ "$(takeovers)" -gt "$1" ]; }
+# restart_server KIND: end the supervised server the way KIND says and wait (20 s) for its
+# successor's takeover: kill (SIGKILL, a crash), watchdog (SIGSTOP: the supervisor's
+# --watchdog-sec kills it), upgrade (SIGUSR2 to the supervisor). Prints the ms to the takeover.
+restart_server() {
+	_rs=$(server_pid) || fail "no server under the supervisor $DAEMON_PID"
+	_rn=$(takeovers)
+	_rv=$(grep -c 'serving ' /tmp/oomdelayfs.log)
+	_rt=$(now_ms)
+	case "$1" in
+	kill) kill -KILL "$_rs" ;;
+	watchdog) kill -STOP "$_rs" ;;
+	upgrade) kill -USR2 "$DAEMON_PID" ;;
+	*) fail "restart_server: unknown kind $1" ;;
+	esac
+	wait_for 20000 _took_over "$_rn" || fail "no takeover within 20 s of the $1: $(tail -n 6 /tmp/oomdelayfs.log)"
+	_rg=$(($(now_ms) - _rt))
+	# and the tree adopted ("serving"): what happens before that is the gap's
+	wait_for 20000 _served "$_rv" || fail "the successor did not serve within 20 s of the $1"
+	echo "$_rg"
+}
 
 # killed_on_time CG SHADOWCG: a hog started over CG's limit is held and killed after the
 # daemon's deadline (the kernel's oom_kill moves, within 2 s of it); prints the kill's lateness

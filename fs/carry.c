@@ -1,0 +1,282 @@
+/* carry.c — what a successor inherits beyond the connection, in the state memfd
+ * that systemd's fd store or the supervisor keeps (takeover.c maps the first part,
+ * the recorded FUSE_INIT). The region here starts at FS_CARRY_OFFSET, so a server of
+ * the previous layout (which checks only that the memfd is at least its own size)
+ * still takes a connection over from this one, and this one from it.
+ *
+ * Three tables, each written by this server as things change (a SIGKILL leaves them
+ * as they were at the last change: every record is filled before its key is
+ * published, with a release store) and read by the next:
+ * - real file names: entry k names the file of every node id FS_FILE_TAG|dir|k+1
+ *   (ids.h). Append-only; cgroupfs directories hold only the kernel's file names
+ *   (a few hundred at most), so 4095 entries do not run out; past them a file gets a
+ *   counter id (ESTALE after a restart), with a log line.
+ * - pending poll() handles: the kernel's kh of every file that asked to be notified
+ *   and has not been released. Open addressing; what does not fit widens a range that
+ *   the successor wakes whole. So every waiter is woken (not "the ones whose slot was
+ *   not overwritten").
+ * - OOM listeners (cgroup.event_control registrations): their cgroup, the eventfd's
+ *   eventfd-id, the process holding it (pid and start time) and the registering uid;
+ *   the successor re-takes each eventfd from that process (ec_carry.c).
+ * Process-local locks guard the writers; only this process writes while it serves.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs_private.h"
+#include "ids.h"
+
+#define FS_CARRY_MAGIC UINT64_C(0x6f6f6d6463617279) /* "oomdcary" */
+#define FS_CARRY_VERSION 1
+#define FS_NAME_SLOTS ((1u << FS_FILE_SHIFT) - 1)
+#define FS_NAME_LEN 48
+#define FS_POLL_SET 16384
+#define FS_POLL_PROBE 64
+#define FS_KH_TOMB UINT64_MAX
+
+typedef struct {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t names; /* published entries */
+	uint64_t poll_lo, poll_hi; /* khs that did not fit in the set: woken as a range (0, 0: none) */
+	char name[FS_NAME_SLOTS][FS_NAME_LEN];
+	uint64_t poll[FS_POLL_SET];
+	fs_carried_listener listener[FS_CARRY_LISTENERS];
+} fs_carry_area;
+
+struct fs_carry {
+	fs_carry_area *a;
+	GMutex lock;        /* names, poll set, listener slots */
+	GHashTable *by_name; /* name (points into the area) -> k + 1 */
+	bool names_full_warned;
+	guint next_free;    /* a hint for the listener slot search */
+};
+
+fs_carry *fs_carry_map(int state_fd, GError **err)
+{
+	size_t want = FS_CARRY_OFFSET + sizeof(fs_carry_area);
+	struct stat st;
+	if (fstat(state_fd, &st) < 0) {
+		g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(errno), "state memfd: fstat: %s",
+			    g_strerror(errno));
+		return NULL;
+	}
+	/* a memfd of the previous layout (an upgrade) grows: the new part reads as zeros */
+	if ((size_t)st.st_size < want && ftruncate(state_fd, (off_t)want) < 0) {
+		g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(errno), "state memfd: ftruncate: %s",
+			    g_strerror(errno));
+		return NULL;
+	}
+	void *m = mmap(NULL, sizeof(fs_carry_area), PROT_READ | PROT_WRITE, MAP_SHARED, state_fd,
+		       FS_CARRY_OFFSET);
+	if (m == MAP_FAILED) {
+		g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(errno), "state memfd: mmap: %s",
+			    g_strerror(errno));
+		return NULL;
+	}
+	fs_carry *c = g_new0(fs_carry, 1);
+	c->a = m;
+	g_mutex_init(&c->lock);
+	c->by_name = g_hash_table_new(g_str_hash, g_str_equal);
+	if (c->a->magic != FS_CARRY_MAGIC || c->a->version != FS_CARRY_VERSION) {
+		memset(c->a, 0, sizeof *c->a); /* nothing carried (a fresh mount, an older server) */
+		c->a->version = FS_CARRY_VERSION;
+		__atomic_store_n(&c->a->magic, FS_CARRY_MAGIC, __ATOMIC_RELEASE);
+	}
+	uint32_t n = MIN(__atomic_load_n(&c->a->names, __ATOMIC_ACQUIRE), FS_NAME_SLOTS);
+	for (uint32_t k = 0; k < n; k++) {
+		c->a->name[k][FS_NAME_LEN - 1] = '\0';
+		g_hash_table_insert(c->by_name, c->a->name[k], GUINT_TO_POINTER(k + 1));
+	}
+	return c;
+}
+
+void fs_carry_free(fs_carry *c)
+{
+	if (!c)
+		return;
+	g_hash_table_destroy(c->by_name);
+	g_mutex_clear(&c->lock);
+	munmap(c->a, sizeof *c->a);
+	g_free(c);
+}
+
+/* ---- names ---- */
+
+int fs_carry_name_index(fs_carry *c, const char *name)
+{
+	size_t len = strlen(name);
+	if (len == 0 || len >= FS_NAME_LEN)
+		return -1;
+	g_mutex_lock(&c->lock);
+	guint k1 = GPOINTER_TO_UINT(g_hash_table_lookup(c->by_name, name));
+	if (!k1) {
+		uint32_t n = c->a->names;
+		if (n >= FS_NAME_SLOTS) {
+			bool warn = !c->names_full_warned;
+			c->names_full_warned = true;
+			g_mutex_unlock(&c->lock);
+			if (warn)
+				g_warning("the carried name table is full (%u names): files with new names "
+					  "answer ESTALE after a restart", FS_NAME_SLOTS);
+			return -1;
+		}
+		memcpy(c->a->name[n], name, len + 1);
+		__atomic_store_n(&c->a->names, n + 1, __ATOMIC_RELEASE);
+		g_hash_table_insert(c->by_name, c->a->name[n], GUINT_TO_POINTER(n + 1));
+		k1 = n + 1;
+	}
+	g_mutex_unlock(&c->lock);
+	return (int)k1 - 1;
+}
+
+const char *fs_carry_name(fs_carry *c, unsigned k)
+{
+	uint32_t n = __atomic_load_n(&c->a->names, __ATOMIC_ACQUIRE);
+	return k < n && k < FS_NAME_SLOTS ? c->a->name[k] : NULL;
+}
+
+/* ---- pending poll handles ---- */
+
+static guint kh_slot(uint64_t kh)
+{
+	return (guint)((kh * UINT64_C(0x9E3779B97F4A7C15)) >> 32) % FS_POLL_SET;
+}
+
+void fs_carry_poll_add(fs_carry *c, uint64_t kh)
+{
+	if (!kh || kh == FS_KH_TOMB)
+		return;
+	g_mutex_lock(&c->lock);
+	guint s = kh_slot(kh);
+	int free_at = -1;
+	for (guint i = 0; i < FS_POLL_PROBE; i++) {
+		guint j = (s + i) % FS_POLL_SET;
+		uint64_t v = c->a->poll[j];
+		if (v == kh)
+			goto out;
+		if ((v == 0 || v == FS_KH_TOMB) && free_at < 0)
+			free_at = (int)j;
+		if (v == 0)
+			break;
+	}
+	if (free_at >= 0) {
+		__atomic_store_n(&c->a->poll[free_at], kh, __ATOMIC_RELEASE);
+	} else {
+		/* no room near its slot: the successor wakes the whole range */
+		if (!c->a->poll_lo || kh < c->a->poll_lo)
+			c->a->poll_lo = kh;
+		if (kh > c->a->poll_hi)
+			c->a->poll_hi = kh;
+	}
+out:
+	g_mutex_unlock(&c->lock);
+}
+
+void fs_carry_poll_del(fs_carry *c, uint64_t kh)
+{
+	if (!kh || kh == FS_KH_TOMB)
+		return;
+	g_mutex_lock(&c->lock);
+	guint s = kh_slot(kh);
+	for (guint i = 0; i < FS_POLL_PROBE; i++) {
+		guint j = (s + i) % FS_POLL_SET;
+		uint64_t v = c->a->poll[j];
+		if (v == 0)
+			break;
+		if (v == kh) {
+			__atomic_store_n(&c->a->poll[j], FS_KH_TOMB, __ATOMIC_RELEASE);
+			break;
+		}
+	}
+	g_mutex_unlock(&c->lock);
+}
+
+/* The range is woken whole only up to this many handles beyond the set (a kh is a
+ * per-connection counter, fuse_file_alloc: the range spans files opened meanwhile). */
+#define FS_POLL_RANGE_MAX 1000000
+
+unsigned fs_carry_poll_wake(fs_carry *c, bool (*wake)(void *ud, uint64_t kh), void *ud)
+{
+	unsigned n = 0;
+	g_mutex_lock(&c->lock);
+	for (guint j = 0; j < FS_POLL_SET; j++) {
+		uint64_t v = c->a->poll[j];
+		if (v && v != FS_KH_TOMB && wake(ud, v))
+			n++;
+		c->a->poll[j] = 0;
+	}
+	uint64_t lo = c->a->poll_lo, hi = c->a->poll_hi;
+	if (lo && hi >= lo) {
+		if (hi - lo > FS_POLL_RANGE_MAX) {
+			g_warning("takeover: %" G_GUINT64_FORMAT " poll handles beyond the carried set; "
+				  "waking the last %d", hi - lo + 1, FS_POLL_RANGE_MAX);
+			lo = hi - FS_POLL_RANGE_MAX;
+		}
+		for (uint64_t kh = lo; kh <= hi; kh++)
+			n += wake(ud, kh);
+	}
+	c->a->poll_lo = c->a->poll_hi = 0;
+	g_mutex_unlock(&c->lock);
+	return n;
+}
+
+/* ---- listeners ---- */
+
+int fs_carry_listener_put(fs_carry *c, const fs_carried_listener *l)
+{
+	g_mutex_lock(&c->lock);
+	int slot = -1;
+	for (guint i = 0; i < FS_CARRY_LISTENERS; i++) {
+		guint j = (c->next_free + i) % FS_CARRY_LISTENERS;
+		if (__atomic_load_n(&c->a->listener[j].cgroup, __ATOMIC_ACQUIRE) == 0) {
+			slot = (int)j;
+			c->next_free = j + 1;
+			break;
+		}
+	}
+	if (slot >= 0) {
+		fs_carried_listener *d = &c->a->listener[slot];
+		d->eventfd_id = l->eventfd_id;
+		d->starttime = l->starttime;
+		d->tgid = l->tgid;
+		d->uid = l->uid;
+		__atomic_store_n(&d->cgroup, l->cgroup, __ATOMIC_RELEASE); /* published last */
+	}
+	g_mutex_unlock(&c->lock);
+	return slot;
+}
+
+void fs_carry_listener_holder(fs_carry *c, int slot, int32_t tgid, uint64_t starttime)
+{
+	if (slot < 0 || slot >= FS_CARRY_LISTENERS)
+		return;
+	g_mutex_lock(&c->lock);
+	/* a torn pair could name a live process with another's start time: the successor then
+	 * finds no holder there and searches by uid, which finds the same eventfd */
+	c->a->listener[slot].tgid = tgid;
+	c->a->listener[slot].starttime = starttime;
+	g_mutex_unlock(&c->lock);
+}
+
+void fs_carry_listener_clear(fs_carry *c, int slot)
+{
+	if (slot < 0 || slot >= FS_CARRY_LISTENERS)
+		return;
+	g_mutex_lock(&c->lock);
+	__atomic_store_n(&c->a->listener[slot].cgroup, 0, __ATOMIC_RELEASE);
+	g_mutex_unlock(&c->lock);
+}
+
+bool fs_carry_listener_get(fs_carry *c, int slot, fs_carried_listener *out)
+{
+	if (slot < 0 || slot >= FS_CARRY_LISTENERS)
+		return false;
+	g_mutex_lock(&c->lock);
+	*out = c->a->listener[slot];
+	g_mutex_unlock(&c->lock);
+	return out->cgroup != 0;
+}

@@ -1,0 +1,213 @@
+/* The encodings a successor decodes (ids.h) and the carried tables (carry.c): what
+ * one server writes, the next reads back; what no server of ours makes is refused. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "fs_private.h"
+
+Test(ids, node_ids_round_trip_and_never_collide)
+{
+	uint64_t dir;
+	unsigned k;
+	uint64_t cg = (UINT64_C(1) << 32) | 4242; /* a kernfs id: generation 1, ino 4242 */
+	cr_assert_eq(fs_id_decode(cg, &dir, &k), FS_ID_DIR);
+	cr_assert_eq(dir, cg);
+	uint64_t s = fs_id_synth(cg, 3);
+	cr_assert_eq(fs_id_decode(s, &dir, &k), FS_ID_SYNTH);
+	cr_assert(dir == cg && k == 3);
+	uint64_t f = fs_id_file(cg, 4094);
+	cr_assert_eq(fs_id_decode(f, &dir, &k), FS_ID_FILE);
+	cr_assert(dir == cg && k == 4094);
+	cr_assert_eq(fs_id_file(1, 0) & FS_FILE_TAG, FS_FILE_TAG, "the root's files");
+	/* out of range: no id rather than a wrong one */
+	cr_assert_eq(fs_id_file(cg, 4095), 0);
+	cr_assert_eq(fs_id_file(FS_FILE_DIR_MAX, 0), 0);
+	cr_assert_eq(fs_id_synth(FS_SYN_DIR_MAX, 0), 0);
+	cr_assert_eq(fs_id_synth(cg, 31), 0);
+	cr_assert_neq(fs_id_synth(cg, 16), 0, "the v1 layout's memory.force_empty (index 16)");
+	cr_assert_eq(fs_id_synth(0, 1), 0);
+	/* a synthetic id never reads as a file id, nor a counter id as anything */
+	cr_assert_eq(fs_id_decode(fs_id_synth(FS_SYN_DIR_MAX - 1, 30), &dir, &k), FS_ID_SYNTH);
+	cr_assert_eq(fs_id_decode(FS_FALLBACK_BASE + 7, &dir, &k), FS_ID_NONE);
+	cr_assert_eq(fs_id_decode(FS_SYN_TAG, &dir, &k), FS_ID_NONE, "tag without dir or index");
+	cr_assert_eq(fs_id_decode(FS_FILE_TAG | (cg << FS_FILE_SHIFT), &dir, &k), FS_ID_NONE);
+	cr_assert_eq(fs_id_decode(0, &dir, &k), FS_ID_NONE);
+}
+
+Test(ids, file_handles_round_trip)
+{
+	int accs[] = { O_RDONLY, O_WRONLY, O_RDWR };
+	int errs[] = { 0, EPERM, EACCES };
+	for (int a = 0; a < 3; a++)
+		for (int e = 0; e < 3; e++)
+			for (int p = 0; p < 2; p++) {
+				fs_fh_info in = { .gen = 0xfffe, .acc = accs[a], .write_err = errs[e],
+						  .plain = p, .serial = FS_FH_SERIAL_MAX - 1 };
+				uint64_t fh = fs_fh_encode(&in);
+				fs_fh_info out;
+				cr_assert(fs_fh_decode(fh, &out));
+				cr_assert(out.gen == in.gen && out.acc == in.acc &&
+					  out.write_err == in.write_err && out.plain == in.plain &&
+					  out.serial == in.serial);
+			}
+	fs_fh_info bad = { .gen = 1, .acc = O_RDONLY, .serial = 0 };
+	cr_assert_eq(fs_fh_encode(&bad), 0, "serial 0");
+	bad.serial = FS_FH_SERIAL_MAX + 1;
+	cr_assert_eq(fs_fh_encode(&bad), 0, "serial too large");
+	bad.serial = 1;
+	bad.write_err = EIO;
+	cr_assert_eq(fs_fh_encode(&bad), 0, "an errno the handle cannot carry");
+	bad.write_err = 0;
+	bad.acc = O_ACCMODE;
+	cr_assert_eq(fs_fh_encode(&bad), 0);
+	fs_fh_info out;
+	cr_assert_not(fs_fh_decode(0, &out));
+	cr_assert_not(fs_fh_decode((UINT64_C(1) << 48) | (UINT64_C(3) << FS_FH_ACC_SHIFT) | 1, &out));
+	cr_assert_not(fs_fh_decode((UINT64_C(1) << 48) | (UINT64_C(3) << FS_FH_WERR_SHIFT) | 1, &out));
+	cr_assert_not(fs_fh_decode(1, &out), "generation 0 is no server's");
+	/* an address of the old layout (pointer | generation << 48) is no valid handle of
+	 * this one unless its bits happen to read as one: then it is an unknown serial */
+}
+
+static int memfd(void)
+{
+	int fd = memfd_create("test", MFD_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, 8472), 0, "the previous layout's size");
+	return fd;
+}
+
+Test(carry, a_successor_reads_what_the_server_wrote)
+{
+	int fd = memfd();
+	GError *err = NULL;
+	fs_carry *c = fs_carry_map(fd, &err);
+	cr_assert_not_null(c, "%s", err ? err->message : "?");
+	cr_assert_eq(fs_carry_name_index(c, "memory.current"), 0);
+	cr_assert_eq(fs_carry_name_index(c, "memory.stat"), 1);
+	cr_assert_eq(fs_carry_name_index(c, "memory.current"), 0, "the same name, the same index");
+	char longname[64];
+	memset(longname, 'x', sizeof longname - 1);
+	longname[63] = 0;
+	cr_assert_eq(fs_carry_name_index(c, longname), -1, "too long to carry");
+	fs_carried_listener l = { .cgroup = 77, .eventfd_id = 5, .starttime = 123, .tgid = 42, .uid = 1000 };
+	int s1 = fs_carry_listener_put(c, &l);
+	l.cgroup = 78;
+	int s2 = fs_carry_listener_put(c, &l);
+	cr_assert(s1 >= 0 && s2 >= 0 && s1 != s2);
+	fs_carry_listener_holder(c, s2, 43, 456);
+	fs_carry_poll_add(c, 9);
+	fs_carry_poll_add(c, 10);
+	fs_carry_poll_del(c, 9);
+	fs_carry_free(c); /* the server dies */
+
+	c = fs_carry_map(fd, &err);
+	cr_assert_not_null(c);
+	cr_assert_str_eq(fs_carry_name(c, 1), "memory.stat");
+	cr_assert_null(fs_carry_name(c, 2));
+	cr_assert_eq(fs_carry_name_index(c, "memory.stat"), 1, "the table is carried, not rebuilt");
+	fs_carried_listener r;
+	cr_assert(fs_carry_listener_get(c, s1, &r));
+	cr_assert(r.cgroup == 77 && r.eventfd_id == 5 && r.tgid == 42 && r.uid == 1000);
+	cr_assert(fs_carry_listener_get(c, s2, &r));
+	cr_assert(r.cgroup == 78 && r.tgid == 43 && r.starttime == 456);
+	fs_carry_listener_clear(c, s1);
+	cr_assert_not(fs_carry_listener_get(c, s1, &r), "a dropped listener is not carried");
+	cr_assert_not(fs_carry_listener_get(c, FS_CARRY_LISTENERS, &r));
+	fs_carry_free(c);
+	close(fd);
+}
+
+static bool collect(void *ud, uint64_t kh)
+{
+	g_array_append_val((GArray *)ud, kh);
+	return true;
+}
+
+Test(carry, every_poll_waiter_is_woken_even_past_the_set)
+{
+	int fd = memfd();
+	fs_carry *c = fs_carry_map(fd, NULL);
+	cr_assert_not_null(c);
+	/* more waiters than the set holds: the rest is woken as a range */
+	for (uint64_t kh = 1; kh <= 20000; kh++)
+		fs_carry_poll_add(c, kh);
+	fs_carry_poll_del(c, 5); /* released: not woken unless in the range */
+	GArray *got = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	fs_carry_poll_wake(c, collect, got);
+	GHashTable *seen = g_hash_table_new(g_int64_hash, g_int64_equal);
+	for (guint i = 0; i < got->len; i++)
+		g_hash_table_add(seen, &g_array_index(got, uint64_t, i));
+	for (uint64_t kh = 1; kh <= 20000; kh++)
+		cr_assert(kh == 5 || g_hash_table_contains(seen, &kh), "kh %lu not woken", (unsigned long)kh);
+	g_array_set_size(got, 0);
+	fs_carry_poll_wake(c, collect, got);
+	cr_assert_eq(got->len, 0, "woken once, then forgotten");
+	g_hash_table_destroy(seen);
+	g_array_unref(got);
+	fs_carry_free(c);
+	close(fd);
+}
+
+/* ec_carry.c: a successor re-takes a recorded listener's eventfd from the process that
+ * holds it (this one), signals it at the next onset, and drops a record whose eventfd
+ * nobody holds (its slot freed). No controller, no mount: the lists and the carry. */
+uint64_t ec_proc_starttime(pid_t pid);
+
+static bool count_is(fs_evctl *e, uint64_t id, size_t n)
+{
+	for (int i = 0; i < 500; i++) {
+		if (fs_evctl_count(e, id) == n)
+			return true;
+		g_usleep(10000);
+	}
+	return false;
+}
+
+Test(carry, a_successor_retakes_listeners_from_their_holders)
+{
+	int fd = memfd();
+	fs_carry *c = fs_carry_map(fd, NULL);
+	cr_assert_not_null(c);
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	cr_assert_geq(efd, 0);
+	char p[64], *info = NULL;
+	snprintf(p, sizeof p, "/proc/self/fdinfo/%d", efd);
+	cr_assert(g_file_get_contents(p, &info, NULL, NULL));
+	const char *at = strstr(info, "eventfd-id:");
+	cr_assert_not_null(at, "fdinfo without eventfd-id: %s", info);
+	uint64_t id = g_ascii_strtoull(at + 11, NULL, 10);
+	g_free(info);
+	fs_carried_listener held = { .cgroup = 77, .eventfd_id = id, .starttime = ec_proc_starttime(getpid()),
+				     .tgid = getpid(), .uid = getuid() };
+	fs_carried_listener lost = held;
+	lost.cgroup = 78;
+	lost.eventfd_id = id + 1000000; /* no such eventfd */
+	int s1 = fs_carry_listener_put(c, &held), s2 = fs_carry_listener_put(c, &lost);
+	cr_assert(s1 >= 0 && s2 >= 0);
+
+	int err = 0;
+	fs_evctl *e = fs_evctl_new(NULL, &err);
+	cr_assert_not_null(e, "%s", strerror(err));
+	cr_assert_eq(fs_evctl_carry(e, NULL, c, true), 2, "two records to re-take");
+	cr_assert(count_is(e, 77, 1), "the held eventfd was not re-taken");
+	fs_carried_listener r;
+	cr_assert(fs_carry_listener_get(c, s1, &r), "a re-taken listener stays recorded");
+	for (int i = 0; i < 500 && fs_carry_listener_get(c, s2, &r); i++)
+		g_usleep(10000);
+	cr_assert_not(fs_carry_listener_get(c, s2, &r), "a listener whose eventfd is gone is dropped");
+	cr_assert_eq(fs_evctl_count(e, 78), 0);
+	fs_evctl_notify(e, 77);
+	fs_evctl_sync(e);
+	uint64_t v = 0;
+	cr_assert_eq(read(efd, &v, sizeof v), (ssize_t)sizeof v);
+	cr_assert_eq(v, 1, "the onset after the takeover reached the listener's eventfd");
+	fs_evctl_free(e); /* stopping keeps the record for the next server */
+	cr_assert(fs_carry_listener_get(c, s1, &r));
+	close(efd);
+	fs_carry_free(c);
+	close(fd);
+}
