@@ -66,11 +66,12 @@ for n in $ONLY; do
 	t=${t:-$TDEFAULT}
 	echo "=== $n (timeout ${t}s) at uptime $(cut -d' ' -f1 /proc/uptime)s"
 	start=$(date +%s)
-	cursor=$(journalctl -n 0 --show-cursor --no-pager 2>/dev/null | sed -n 's/^-- cursor: //p')
+	# the journal since the scenario began (a second early: --since counts whole seconds)
+	since="@$(($(date +%s) - 1))"
 	systemd-run --unit="oomd-sd-$n" --description="sd scenario $n" --wait --pipe --quiet --collect \
 		-p RuntimeMaxSec="$t" -p TimeoutStopSec=15 -p OOMScoreAdjust=-500 \
 		--setenv=OOMD_SCENARIO="$n" --setenv=OOMD_KERNEL="$KERNEL" --setenv=OOMD_RESULT="$res" \
-		--setenv=OOMD_CURSOR="$cursor" --setenv=PATH="$PATH" --setenv=LC_ALL=C.UTF-8 --setenv=HOME=/root \
+		--setenv=OOMD_SINCE="$since" --setenv=PATH="$PATH" --setenv=LC_ALL=C.UTF-8 --setenv=HOME=/root \
 		/bin/sh "$f" 2>&1
 	rc=$?
 	end=$(date +%s)
@@ -88,7 +89,7 @@ for n in $ONLY; do
 	fi
 	case $line in
 	FAIL*)
-		sd_context "$n" "$cursor" 2>&1 | sed "s/^/[$n] /"
+		sd_context "$n" "$since" 2>&1 | sed "s/^/[$n] /"
 		stop_after=$n
 		;;
 	esac
