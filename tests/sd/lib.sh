@@ -3,7 +3,7 @@
 #   . /payload/lib.sh
 # and ends with exactly one of: pass "figures", fail "reason", skip "reason".
 # The runner (runner.sh) sets OOMD_SCENARIO, OOMD_KERNEL, OOMD_RESULT (the result file) and
-# OOMD_SINCE (when the scenario began, as journalctl --since takes it: @EPOCH). The scenario runs as root in a
+# OOMD_CURSOR (the journal's cursor when the scenario began). The scenario runs as root in a
 # transient service of its own (its cgroup: system.slice/oomd-sd-NAME.service); PATH starts with
 # /payload/bin (the test programs: odt, readlat, inflight, v1listener, pressure, ...).
 #
@@ -16,7 +16,7 @@
 #   lib.sh runner.sh scenarios/
 
 : "${OOMD_SCENARIO:=manual}" "${OOMD_KERNEL:=?}" "${OOMD_RESULT:=/run/oomd-sd/result.manual}"
-: "${OOMD_SINCE:=}"
+: "${OOMD_CURSOR:=}"
 PAYLOAD=/payload
 SHADOW=/run/oomdelayfs/shadow
 CGROOT=/sys/fs/cgroup
@@ -39,13 +39,13 @@ fail() { _result "FAIL $*"; } # the runner prints the context (sd_context) after
 skip() { _result "SKIP $*"; }
 log() { echo "$(now_ms) $*"; }
 
-# sd_context NAME SINCE: what a failure report needs (the runner calls it after a FAIL)
+# sd_context NAME CURSOR: what a failure report needs (the runner calls it after a FAIL)
 sd_context() {
 	echo "--- systemctl status oomdelayfs"
 	systemctl status --no-pager --lines=0 oomdelayfs 2>&1 | head -n 20
 	echo "--- journal of oomdelayfs.service since the scenario began (last 40 lines)"
 	if [ -n "${2:-}" ]; then
-		journalctl --no-pager --since="$2" -u oomdelayfs -o short-monotonic 2>&1 | tail -n 40
+		journalctl --no-pager --after-cursor="$2" -u oomdelayfs -o short-monotonic 2>&1 | tail -n 40
 	else
 		journalctl --no-pager -u oomdelayfs -o short-monotonic -n 40 2>&1
 	fi
@@ -135,8 +135,8 @@ MSG_BROKEN=c3b1e8f2a7d94c60b5e2f9a1d8c7e346
 # sd_journal [MATCH...]: oomdelayfs.service's records since the scenario began, as JSON, one a
 # line (journalctl -o json; MATCH: FIELD=VALUE as journalctl takes them)
 sd_journal() {
-	if [ -n "$OOMD_SINCE" ]; then
-		journalctl --no-pager -o json --since="$OOMD_SINCE" -u oomdelayfs "$@" 2>/dev/null
+	if [ -n "$OOMD_CURSOR" ]; then
+		journalctl --no-pager -o json --after-cursor="$OOMD_CURSOR" -u oomdelayfs "$@" 2>/dev/null
 	else
 		journalctl --no-pager -o json -u oomdelayfs "$@" 2>/dev/null
 	fi

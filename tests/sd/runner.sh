@@ -66,12 +66,14 @@ for n in $ONLY; do
 	t=${t:-$TDEFAULT}
 	echo "=== $n (timeout ${t}s) at uptime $(cut -d' ' -f1 /proc/uptime)s"
 	start=$(date +%s)
-	# the journal since the scenario began (a second early: --since counts whole seconds)
-	since="@$(($(date +%s) - 1))"
+	# the journal since the scenario began: the cursor of its last entry (journalctl prints the
+	# cursor after the entries it shows, so -n 0 prints none; --since=@EPOCH matched nothing
+	# in the VM, whatever the reason)
+	since=$(journalctl -n 1 --show-cursor --no-pager -o cat 2>/dev/null | sed -n 's/^-- cursor: //p' | tail -n 1)
 	systemd-run --unit="oomd-sd-$n" --description="sd scenario $n" --wait --pipe --quiet --collect \
 		-p RuntimeMaxSec="$t" -p TimeoutStopSec=15 -p OOMScoreAdjust=-500 \
 		--setenv=OOMD_SCENARIO="$n" --setenv=OOMD_KERNEL="$KERNEL" --setenv=OOMD_RESULT="$res" \
-		--setenv=OOMD_SINCE="$since" --setenv=PATH="$PATH" --setenv=LC_ALL=C.UTF-8 --setenv=HOME=/root \
+		--setenv=OOMD_CURSOR="$since" --setenv=PATH="$PATH" --setenv=LC_ALL=C.UTF-8 --setenv=HOME=/root \
 		/bin/sh "$f" 2>&1
 	rc=$?
 	end=$(date +%s)
