@@ -4,8 +4,8 @@
 # and ends with exactly one of: pass "figures", fail "reason", skip "reason".
 # The runner (runner.sh) sets OOMD_SCENARIO, OOMD_KERNEL, OOMD_RESULT (the result file) and
 # OOMD_CURSOR (the journal's cursor when the scenario began). The scenario runs as root in a
-# transient service of its own (its cgroup: system.slice/oomd-sd-NAME.service); PATH starts with
-# /payload/bin (the test programs: odt, readlat, inflight, v1listener, pressure, ...).
+# transient service of its own (its cgroup: system.slice/oomd-sd-NAME.service); PATH ends with
+# /payload/bin (after the system's: its ctr is not containerd's) (the test programs: odt, readlat, inflight, v1listener, pressure, ...).
 #
 # What the payload holds (read-only, /payload):
 #   deb/oomdelayfs_*.deb   the project's package, freshly built (scripts/build-deb.sh)

@@ -13,7 +13,8 @@
 # "OOMD-SD-STOP <kernel> <scenario>": run-sd.sh boots a fresh VM for the scenarios left, so no
 # scenario runs on a system another one broke.
 P=/payload
-export PATH=$P/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+# the test programs last: tests/vm/progs/ctr would hide containerd's ctr
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$P/bin
 export LC_ALL=C.UTF-8
 KERNEL='?' ONLY='' TDEFAULT=120
 for arg in $(cat /proc/cmdline); do
