@@ -4,8 +4,8 @@
 # and ends with exactly one of: pass "figures", fail "reason", skip "reason".
 # The runner (runner.sh) sets OOMD_SCENARIO, OOMD_KERNEL, OOMD_RESULT (the result file) and
 # OOMD_CURSOR (the journal's cursor when the scenario began). The scenario runs as root in a
-# transient service of its own (its cgroup: system.slice/oomd-sd-NAME.service); PATH starts with
-# /payload/bin (the test programs: odt, readlat, inflight, v1listener, pressure, ...).
+# transient service of its own (its cgroup: system.slice/oomd-sd-NAME.service); PATH ends with
+# /payload/bin (after the system's: its ctr is not containerd's) (the test programs: odt, readlat, inflight, v1listener, pressure, ...).
 #
 # What the payload holds (read-only, /payload):
 #   deb/oomdelayfs_*.deb   the project's package, freshly built (scripts/build-deb.sh)
@@ -204,10 +204,27 @@ hog_kb() { odt progress "$HOG_REPORT"; }
 under_oom() { grep -q '^under_oom 1' "$1/memory.oom_control"; } # under_oom SHADOWCG
 _deadline_of() { odt xattr get "$1" trusted.oomdelayfs.state 2>/dev/null | sed -n 's/.*deadline=\([0-9]*\).*/\1/p'; }
 _has_deadline() { [ -n "$(_deadline_of "$1")" ]; }
-# deadline_ns CG: the hold's deadline (waits 3 s for the state to be written)
+# hold_deadline_ns CG: the deadline of CG's last hold, from the persisted state, or, once the
+# hold has ended (a shell slowed down by a loaded host can miss a short hold's state: CI saw a
+# 1,500 ms hold end before the shell read it), from the journal's hold-started record: its
+# monotonic timestamp plus OOMD_DEADLINE_IN_MS (CLOCK_BOOTTIME = CLOCK_MONOTONIC in the VM,
+# which never suspends). Empty when there is neither.
+hold_deadline_ns() {
+	_x=$(_deadline_of "$1")
+	if [ -z "$_x" ]; then
+		_x=$(sd_journal MESSAGE_ID="$MSG_HOLD_START" CGROUP="$1" |
+			jq -r '(.__MONOTONIC_TIMESTAMP | tonumber) * 1000 + (.OOMD_DEADLINE_IN_MS | tonumber) * 1000000 | floor' 2>/dev/null | tail -n 1)
+	fi
+	echo "$_x"
+}
+_has_hold_deadline() { [ -n "$(hold_deadline_ns "$1")" ]; }
+# deadline_ns CG: the hold's deadline (waits 5 s for the state or the journal's record)
 deadline_ns() {
-	wait_for 3000 _has_deadline "$1" || fail "no deadline persisted for $1 within 3 s"
-	_deadline_of "$1"
+	wait_for 5000 _has_hold_deadline "$1" ||
+		fail "no deadline persisted for $1 within 5 s (memory.events: $(tr '\n' ' ' <"$1/memory.events")," \
+			"hog ${HOG_PID:-none} $(alive "${HOG_PID:-0}" && echo alive || echo dead); the journal's records:" \
+			"$(sd_records "$MSG_HOLD_START" CGROUP="$1" | tr '\n' ';') / $(sd_records "$MSG_HOLD_END" CGROUP="$1" | tr '\n' ';'))"
+	hold_deadline_ns "$1"
 }
 # held_until DEADLINE_MS CG K0 PID...: until DEADLINE_MS (CLOCK_MONOTONIC ms), fail if CG's
 # oom_kill leaves K0 or a PID dies (the clock is read after the checks: a slow shell never
@@ -237,7 +254,7 @@ kill_late() {
 	_kw=/run/oomd-sd/kw.$(basename "$1")
 	wait_for 10000 test -s "$_kw" || fail "the kill watcher of $1 saw nothing within 10 s"
 	_kl=$(awk -v d="$2" '{ printf "%.1f", $4 - d / 1e6 }' "$_kw")
-	awk -v l="$_kl" 'BEGIN { exit !(l >= 0) }' || fail "the kernel's oom_kill of $1 came $_kl ms from the deadline: BEFORE it"
+	awk -v l="$_kl" 'BEGIN { exit !(l >= 0) }' || fail "the kernel's oom_kill of $1 came $_kl ms from the deadline: BEFORE it (watcher: $(cat "$_kw"); deadline $2 ns; now boottime $(pressure now) ms, monotonic $(odt now) ms)"
 	echo "$_kl"
 }
 

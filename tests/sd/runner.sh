@@ -13,7 +13,8 @@
 # "OOMD-SD-STOP <kernel> <scenario>": run-sd.sh boots a fresh VM for the scenarios left, so no
 # scenario runs on a system another one broke.
 P=/payload
-export PATH=$P/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+# the test programs last: tests/vm/progs/ctr would hide containerd's ctr
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$P/bin
 export LC_ALL=C.UTF-8
 KERNEL='?' ONLY='' TDEFAULT=120
 for arg in $(cat /proc/cmdline); do
@@ -66,11 +67,14 @@ for n in $ONLY; do
 	t=${t:-$TDEFAULT}
 	echo "=== $n (timeout ${t}s) at uptime $(cut -d' ' -f1 /proc/uptime)s"
 	start=$(date +%s)
-	cursor=$(journalctl -n 0 --show-cursor --no-pager 2>/dev/null | sed -n 's/^-- cursor: //p')
+	# the journal since the scenario began: the cursor of its last entry (journalctl prints the
+	# cursor after the entries it shows, so -n 0 prints none; --since=@EPOCH matched nothing
+	# in the VM, whatever the reason)
+	since=$(journalctl -n 1 --show-cursor --no-pager -o cat 2>/dev/null | sed -n 's/^-- cursor: //p' | tail -n 1)
 	systemd-run --unit="oomd-sd-$n" --description="sd scenario $n" --wait --pipe --quiet --collect \
 		-p RuntimeMaxSec="$t" -p TimeoutStopSec=15 -p OOMScoreAdjust=-500 \
 		--setenv=OOMD_SCENARIO="$n" --setenv=OOMD_KERNEL="$KERNEL" --setenv=OOMD_RESULT="$res" \
-		--setenv=OOMD_CURSOR="$cursor" --setenv=PATH="$PATH" --setenv=LC_ALL=C.UTF-8 --setenv=HOME=/root \
+		--setenv=OOMD_CURSOR="$since" --setenv=PATH="$PATH" --setenv=LC_ALL=C.UTF-8 --setenv=HOME=/root \
 		/bin/sh "$f" 2>&1
 	rc=$?
 	end=$(date +%s)
@@ -88,7 +92,7 @@ for n in $ONLY; do
 	fi
 	case $line in
 	FAIL*)
-		sd_context "$n" "$cursor" 2>&1 | sed "s/^/[$n] /"
+		sd_context "$n" "$since" 2>&1 | sed "s/^/[$n] /"
 		stop_after=$n
 		;;
 	esac

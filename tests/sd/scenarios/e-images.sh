@@ -8,31 +8,32 @@
 . /payload/lib.sh
 figs=''
 t() { _t0=$(now_ms); "$@" >/run/oomd-sd/e-images.out 2>&1 || { cat /run/oomd-sd/e-images.out; fail "'$*' failed: $(tail -n 3 /run/oomd-sd/e-images.out | tr '\n' ' ')"; }; T_MS=$(($(now_ms) - _t0)); }
-probe='stat -fc %T /sys/fs/cgroup'
+# busybox stat names no cgroup2: its magic, CGROUP2_SUPER_MAGIC 0x63677270
+probe='stat -fc %t /sys/fs/cgroup'
 
 systemctl is-active --quiet docker || fail "docker.service is $(systemctl is-active docker) at boot"
 systemctl is-active --quiet containerd || fail "containerd.service is $(systemctl is-active containerd) at boot"
 dv=$(docker version --format '{{.Server.Version}}' 2>&1) || fail "docker version: $dv"
 t docker import "$PAYLOAD/images/rootfs.tar" oomd-imported:latest; figs="$figs docker import ${T_MS} ms,"
 t docker run --rm --network none oomd-imported:latest $probe; out=$(cat /run/oomd-sd/e-images.out)
-[ "$out" = cgroup2fs ] || fail "docker run (imported) printed '$out'"; figs="$figs run ${T_MS} ms,"
+[ "$out" = 63677270 ] || fail "docker run (imported) printed '$out'"; figs="$figs run ${T_MS} ms,"
 t docker load -i "$PAYLOAD/images/busybox.tar"; figs="$figs docker load ${T_MS} ms,"
 t docker run --rm --network none "$SD_IMAGE" $probe; out=$(cat /run/oomd-sd/e-images.out)
-[ "$out" = cgroup2fs ] || fail "docker run ($SD_IMAGE) printed '$out'"; figs="$figs run ${T_MS} ms;"
+[ "$out" = 63677270 ] || fail "docker run ($SD_IMAGE) printed '$out'"; figs="$figs run ${T_MS} ms;"
 docker rmi -f oomd-imported:latest "$SD_IMAGE" >/dev/null 2>&1
 
 pv=$(podman version --format '{{.Version}}' 2>&1) || fail "podman version: $pv"
 t podman import "$PAYLOAD/images/rootfs.tar" oomd-imported:latest; figs="$figs podman import ${T_MS} ms,"
 t podman run --rm --network none oomd-imported:latest $probe; out=$(tail -n 1 /run/oomd-sd/e-images.out)
-[ "$out" = cgroup2fs ] || fail "podman run (imported) printed '$out'"; figs="$figs run ${T_MS} ms,"
+[ "$out" = 63677270 ] || fail "podman run (imported) printed '$out'"; figs="$figs run ${T_MS} ms,"
 t podman load -i "$PAYLOAD/images/busybox.tar"; figs="$figs podman load ${T_MS} ms,"
 t podman run --rm --network none "$SD_IMAGE" $probe; out=$(tail -n 1 /run/oomd-sd/e-images.out)
-[ "$out" = cgroup2fs ] || fail "podman run ($SD_IMAGE) printed '$out'"; figs="$figs run ${T_MS} ms;"
+[ "$out" = 63677270 ] || fail "podman run ($SD_IMAGE) printed '$out'"; figs="$figs run ${T_MS} ms;"
 podman rmi -f oomd-imported:latest "$SD_IMAGE" >/dev/null 2>&1
 
 t ctr -n oomd images import "$PAYLOAD/images/busybox.tar"; figs="$figs ctr import ${T_MS} ms,"
 ctr -n oomd images ls -q | grep -qx "$SD_IMAGE" || fail "ctr images import did not name $SD_IMAGE: $(ctr -n oomd images ls -q | tr '\n' ' ')"
 t ctr -n oomd run --rm "$SD_IMAGE" oomd-e-images $probe; out=$(tail -n 1 /run/oomd-sd/e-images.out)
-[ "$out" = cgroup2fs ] || fail "ctr run printed '$out'"; figs="$figs run ${T_MS} ms"
+[ "$out" = 63677270 ] || fail "ctr run printed '$out'"; figs="$figs run ${T_MS} ms"
 ctr -n oomd images rm "$SD_IMAGE" >/dev/null 2>&1
 pass "docker $dv, podman $pv, $(ctr version 2>/dev/null | awk '/Version/{print "containerd " $2; exit}'):$figs"

@@ -50,7 +50,7 @@ held_until "$dl" "$cg" "$k0" "$HOG_PID"
 wait_for 5000 dead "$HOG_PID" || fail "the hog is alive 5 s after the deadline"
 [ "$(evkey "$cg" oom_kill)" -gt "$k0" ] || fail "the hog died but the kernel's oom_kill did not move"
 kl=$(kill_late "$cg" "$dlns")
-awk -v l="$kl" 'BEGIN { exit !(l < 2000) }' || fail "the kill came $kl ms after the deadline"
+awk -v l="$kl" 'BEGIN { exit !(l < 2000) }' || fail "the kill came $kl ms after the deadline (watcher: $(cat /run/oomd-sd/kw.d); deadline $dlns ns, state: $(odt xattr get "$cg" trusted.oomdelayfs.state 2>&1); now boottime $(pressure now) ms, monotonic $(odt now) ms)"
 [ "$(cat "$s/memory.oom_delay_millisecs")" = 0 ] || fail "T reads $(cat "$s/memory.oom_delay_millisecs") after the hold, not 0"
 
 # the journal: one hold started, one ended, of this cgroup
