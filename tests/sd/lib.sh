@@ -133,13 +133,18 @@ MSG_HOLD_START=4f8a1c2e9b3d47e6a0c5d2b8e1f7a903
 MSG_HOLD_END=9d2e7b4c1a8f4e03b6c9d5a2e7f1b864
 MSG_BROKEN=c3b1e8f2a7d94c60b5e2f9a1d8c7e346
 # sd_journal [MATCH...]: oomdelayfs.service's records since the scenario began, as JSON, one a
-# line (journalctl -o json; MATCH: FIELD=VALUE as journalctl takes them)
+# line (journalctl -o json; MATCH: FIELD=VALUE, every one must hold). The matches are applied by
+# jq, not given to journalctl: systemd 252's journalctl returns nothing for --after-cursor with a
+# field match whenever the cursor's own entry does not match (measured in the sd bed on 6.12:
+# `--after-cursor=C -u oomdelayfs` 9 records, `--after-cursor=C -u oomdelayfs MESSAGE_ID=...` 0,
+# `-u oomdelayfs MESSAGE_ID=...` without the cursor 1). Without a cursor the operator's own
+# `journalctl -u oomdelayfs MESSAGE_ID=...` (docs/OPERATIONS.md) works and sd-install runs it.
 sd_journal() {
 	if [ -n "$OOMD_CURSOR" ]; then
-		journalctl --no-pager -o json --after-cursor="$OOMD_CURSOR" -u oomdelayfs "$@" 2>/dev/null
+		journalctl --no-pager -o json --after-cursor="$OOMD_CURSOR" -u oomdelayfs 2>/dev/null
 	else
-		journalctl --no-pager -o json -u oomdelayfs "$@" 2>/dev/null
-	fi
+		journalctl --no-pager -o json -u oomdelayfs 2>/dev/null
+	fi | jq -c '. as $e | select(all($ARGS.positional[] | capture("^(?<k>[^=]+)=(?<v>.*)$"); $e[.k] == .v))' --args "$@"
 }
 # sd_records MSGID [MATCH...]: one line per record of that MESSAGE_ID, "FIELD=value ..." of its
 # CGROUP and OOMD_* fields (jq)

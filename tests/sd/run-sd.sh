@@ -13,7 +13,8 @@
 #
 # Environment: OOMD_SD_DEB (the .deb to install; default: scripts/build-deb.sh builds it),
 # OOMD_SD_MEM (MiB, default 2560), OOMD_SD_SMP (default 2), OOMD_SD_PARALLEL (at
-# most N kernels' VMs at once, default 2), OOMD_SD_BOOT_TIMEOUT (seconds a boot may take until
+# most N kernels' VMs at once, default 2; each boot also takes one of the host's
+# OOMD_VM_SLOTS, default 2, shared with tests/vm: tests/vm/slot.sh), OOMD_SD_BOOT_TIMEOUT (seconds a boot may take until
 # the runner starts, default 300), OOMD_SD_SCENARIO_TIMEOUT (default per-scenario time-out, 120),
 # OOMD_SD_APPEND (more kernel command-line words), OOMD_SD_CACHE, OOMD_KERNEL_CACHE, OOMD_VM_KVM=1.
 set -eu
@@ -110,6 +111,7 @@ timeout_of() { # scenario: its time-out in seconds
 }
 ACCEL="-accel tcg"
 [ "${OOMD_VM_KVM:-0}" = 1 ] && ACCEL="-accel kvm -cpu host"
+. "$TOP/tests/vm/slot.sh"
 
 # boot LABEL N SCENARIOS...: one VM running these scenarios; serial log serial-LABEL-N.log
 boot() {
@@ -120,7 +122,7 @@ boot() {
 	only=$(echo "$@" | tr ' ' ',')
 	log=$OUT/serial-$label-$n.log
 	# shellcheck disable=SC2086
-	timeout -k 10 "$vmto" qemu-system-x86_64 $ACCEL -m "${OOMD_SD_MEM:-2560}" -smp "${OOMD_SD_SMP:-2}" \
+	vm_slot timeout -k 10 "$vmto" qemu-system-x86_64 $ACCEL -m "${OOMD_SD_MEM:-2560}" -smp "${OOMD_SD_SMP:-2}" \
 		-nographic -no-reboot -nodefaults -serial stdio -nic none \
 		-kernel "$KCACHE/$label/vmlinuz" -initrd "$IMG/initrd-$label.gz" \
 		-drive "file=$IMG/root.img,format=raw,if=virtio,snapshot=on" \

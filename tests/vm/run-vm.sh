@@ -12,7 +12,8 @@
 # Environment: OOMD_KERNEL_CACHE (kernel cache, default /var/cache/oomdelayfs/kernels),
 # OOMD_VM_KVM=1 (use KVM instead of TCG), OOMD_VM_TIMEOUT (seconds per VM; default: the sum of
 # the selected scenarios' time-outs plus 120),
-# OOMD_VM_PARALLEL=N (at most N kernels' VMs at once, default 2; 0 or 1: one after the other), OOMD_VM_MEM (MiB, default 1024),
+# OOMD_VM_PARALLEL=N (at most N kernels' VMs at once, default 2; 0 or 1: one after the other;
+# every boot also takes one of the host's OOMD_VM_SLOTS, default 2, shared with tests/sd: slot.sh), OOMD_VM_MEM (MiB, default 1024),
 # OOMD_VM_SMP (default 2), OOMD_VM_SCENARIO_TIMEOUT (default per-scenario timeout, 60),
 # OOMD_VM_APPEND (more kernel command-line words, for experiments: e.g. preempt=full).
 set -eu
@@ -89,6 +90,7 @@ OOMD_KERNELS=$KERNELS "$HERE/fetch-kernels.sh" "$CACHE" || { echo "run-vm: canno
 
 ACCEL="-accel tcg"
 [ "${OOMD_VM_KVM:-0}" = 1 ] && ACCEL="-accel kvm -cpu host"
+. "$HERE/slot.sh"
 # scenarios whose header says "# runs first" go first (d-v1diff: the memory controller can move
 # to a v1 hierarchy only while no dying memcg pins it, and the container scenarios leave some)
 first='' rest=''
@@ -100,7 +102,7 @@ ONLY=$(echo $SCENARIOS | tr ' ' ',')
 
 qemu_once() { # label image log: one boot; its exit status
 	# shellcheck disable=SC2086
-	timeout -k 10 "$VMTIMEOUT" qemu-system-x86_64 $ACCEL -m "${OOMD_VM_MEM:-1024}" -smp "${OOMD_VM_SMP:-2}" \
+	vm_slot timeout -k 10 "$VMTIMEOUT" qemu-system-x86_64 $ACCEL -m "${OOMD_VM_MEM:-1024}" -smp "${OOMD_VM_SMP:-2}" \
 		-nographic -no-reboot -nodefaults -serial stdio \
 		-kernel "$CACHE/$1/vmlinuz" -initrd "$2" \
 		-append "console=ttyS0 panic=-1 loglevel=4 maxcpus=1 oomd.kernel=$1 oomd.only=$ONLY oomd.timeout=${OOMD_VM_SCENARIO_TIMEOUT:-60} ${OOMD_VM_APPEND:-}" \

@@ -21,7 +21,7 @@ wait_for 10000 ctr version >/dev/null 2>&1 || fail "containerd does not answer a
 containerd config dump >/run/oomd-sd/containerd.dump 2>&1 || fail "containerd config dump failed"
 sed -n '/runtimes\.oomdelayfs\.options\]/,/BinaryName/p' /run/oomd-sd/containerd.dump | grep -q 'BinaryName = "/usr/bin/oomdelayfs-runtime"' ||
 	fail "containerd config dump has no oomdelayfs handler with the shim: $(grep -A8 'runtimes.oomdelayfs' /run/oomd-sd/containerd.dump | tr '\n' ' ')"
-ctr plugins ls | grep -q 'io.containerd.grpc.v1 *cri .* ok' || fail "the CRI plugin did not load: $(ctr plugins ls | grep cri)"
+ctr plugins ls | grep -q 'io.containerd.grpc.v1 *cri .* ok' || fail "the CRI plugin did not load: $(ctr plugins ls | grep cri | tr -s ' '); containerd's journal: $(journalctl -u containerd --no-pager -o cat | grep -iE 'cri|level=(error|fatal)' | tail -n 6 | tr '\n' ' ')"
 sd_image_ctr
 
 eng_run() {

@@ -69,6 +69,12 @@ done
 [ "$(sd_field "$start" OOMD_LIMIT)" = "$L" ] || fail "OOMD_LIMIT is $(sd_field "$start" OOMD_LIMIT), not $L"
 [ "$(sd_field "$end" OOMD_END)" = kill-kernel ] || fail "OOMD_END=$(sd_field "$end" OOMD_END), not kill-kernel"
 held=$(sd_field "$end" OOMD_HELD_MS)
+# the operator's own queries, as docs/OPERATIONS.md gives them (the whole journal, no cursor)
+n=$(journalctl -u oomdelayfs MESSAGE_ID="$MSG_HOLD_END" OOMD_END=kill-kernel -o json |
+	jq -r --arg c "$cg" 'select(.CGROUP == $c) | .OOMD_HOLD_ID' | wc -l)
+[ "$n" = 1 ] || fail "journalctl -u oomdelayfs MESSAGE_ID=$MSG_HOLD_END OOMD_END=kill-kernel shows $n records of $cg, not 1"
+n=$(journalctl -u oomdelayfs CGROUP="$cg" -o verbose | grep -c "MESSAGE_ID=")
+[ "$n" = 2 ] || fail "journalctl -u oomdelayfs CGROUP=$cg -o verbose shows $n records with a MESSAGE_ID, not 2"
 pass "dpkg -i ${INSTALL_MS} ms, enable --now until active ${READY_MS} ms, fd store $fds;" \
 	"held to the deadline, kernel's kill seen $kl ms after it; journal: OOMD_HELD_MS=$held" \
 	"OOMD_KILL_LATENESS_MS=$(sd_field "$end" OOMD_KILL_LATENESS_MS) OOMD_DEADLINE_IN_MS=$(sd_field "$start" OOMD_DEADLINE_IN_MS)"
