@@ -8,8 +8,9 @@
 # RuntimeClass, the CRI plugin loads) and containerd still runs containers.
 # ctr's containers have no cgroup namespace, and runc's cgroup2 mount for them turns the host's
 # nsdelegate off (docs/CONTAINERS.md); the scenario puts it back for those after it.
-# timeout: 900
+# timeout: 420
 . /payload/lib.sh
+log "begins"
 command -v containerd >/dev/null || skip "containerd is not in the image"
 systemctl is-active -q containerd || systemctl start containerd || fail "containerd does not start"
 sd_installed || sd_install
@@ -23,6 +24,7 @@ sed -n '/runtimes\.oomdelayfs\.options\]/,/BinaryName/p' /run/oomd-sd/containerd
 	fail "containerd config dump has no oomdelayfs handler with the shim: $(grep -A8 'runtimes.oomdelayfs' /run/oomd-sd/containerd.dump | tr '\n' ' ')"
 ctr plugins ls | grep -q 'io.containerd.grpc.v1 *cri .* ok' || fail "the CRI plugin did not load: $(ctr plugins ls | grep cri | tr -s ' '); containerd's journal: $(journalctl -u containerd --no-pager -o cat | grep -iE 'cri|level=(error|fatal)' | tail -n 6 | tr '\n' ' ')"
 sd_image_ctr
+log "image loaded"
 
 eng_run() {
 	case $2 in

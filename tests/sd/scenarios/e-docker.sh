@@ -7,8 +7,9 @@
 # the same request given on `docker run` in another spelling works; `--oom-kill-disable` itself
 # is still discarded by dockerd (why a label: dockerlabels.h).
 # Figures: the restart, the hold, the release after the update, the kill's lateness.
-# timeout: 900
+# timeout: 420
 . /payload/lib.sh
+log "begins"
 command -v dockerd >/dev/null || skip "docker.io is not in the image"
 # --- docs/CONTAINERS.md, Docker
 mkdir -p /etc/docker
@@ -18,10 +19,12 @@ cat >/etc/docker/daemon.json <<'JSON'
   "default-runtime": "oomdelayfs"
 }
 JSON
+log "systemctl reload docker"
 systemctl reload docker || fail "dockerd does not reload the documented daemon.json"
 _default_rt() { docker info --format "{{.DefaultRuntime}}" 2>/dev/null | grep -qx oomdelayfs; }
 wait_for 30000 _default_rt || fail "dockerd did not take default-runtime oomdelayfs: $(docker info --format "{{.DefaultRuntime}}")"
 sd_image_docker
+log "image loaded"
 
 eng_run() {
 	case $2 in

@@ -6,13 +6,15 @@
 # keeps its cgroup2; A and B see the shadow over /sys/fs/cgroup, kept across `systemctl restart
 # oomdelayfs`. Beside it: without the drop-in, crun itself refuses --oom-kill-disable.
 # Figures: the restart, the hold, the release after the update, the kill's lateness.
-# timeout: 900
+# timeout: 420
 . /payload/lib.sh
+log "begins"
 command -v podman >/dev/null || skip "podman is not in the image"
 sd_installed || sd_install
 # without the drop-in: crun refuses the field (what the shim is for)
 rm -f /etc/containers/containers.conf.d/oomdelayfs.conf
 sd_image_podman
+log "image loaded"
 out=$(podman run --rm --network none --memory 64m --oom-kill-disable "$SD_IMAGE" true 2>&1) &&
 	fail "podman run --oom-kill-disable with crun alone started (has crun changed?): $out"
 # --- docs/CONTAINERS.md, podman

@@ -12,10 +12,12 @@
 # begun after that fails, none hangs, the longest read under 3 s; the deadline unchanged, held
 # until it, the kill on time; oomdelayfs-stop chose SIGUSR2 (no SIGTERM: nothing handed back);
 # Result success, NRestarts unchanged; the unit's cgroup holds the new daemon alone; no unclean
-# termination, left-over process or time-out in the journal.
-# Cgroup (in a Delegate=yes unit): h, L = 32M, T = 120 s (TCG under load), a hog held.
+# termination, left-over process or time-out in the journal. And issue 20: a v1 listener, a poll()
+# waiter and open descriptors of h2 taken before the upgrade work after it (fdkeep, v1listener).
+# Cgroup (in a Delegate=yes unit): h, L = 32M, T = 60 s (the set-up before the event must leave 25-45 s of it: sd_time_left), a hog held.
 # timeout: 420
 . /payload/lib.sh
+_grew() { [ "$(grep -c '^signal' "$1")" -gt "$2" ]; } # _grew FILE N: more than N signal lines
 v0=$(dpkg-deb -f "$(sd_deb)" Version)
 v1=${v0}+sdup1
 up=/run/oomd-sd/upgrade
@@ -25,7 +27,22 @@ sed -i "s/^Version: .*/Version: $v1/" "$up/root/DEBIAN/control"
 dpkg-deb -b "$up/root" "$up/oomdelayfs_${v1}_amd64.deb" >/dev/null || fail "dpkg-deb -b failed"
 rm -rf "$up/root"
 
-sd_arm upgrade 120000 30000
+sd_arm upgrade 60000 30000
+# issue 20 across the package's upgrade: h2 (L = 32M, T = 500 ms) has a v1 listener (eventfd +
+# cgroup.event_control) and fdkeep's descriptors (real, virtualised and synthetic files, a
+# directory, a poll() waiter on memory.oom_control), all taken from the old server
+H2=$(mkcg "$(dirname "$HCG")" h2)
+s2=$(shadow_of "$H2")
+echo $((32 * MiB)) >"$s2/memory.max" || fail "cannot write h2's memory.max through the shadow"
+echo 500 >"$s2/memory.oom_delay_millisecs" || fail "cannot write h2's T through the shadow"
+fk=/run/oomd-sd/fdkeep
+rm -rf "$fk" && mkdir -p "$fk"
+v1listener "$s2" --timeout 400000 --ready "$fk/listener.ready" >"$fk/listener.out" 2>&1 &
+LPID=$!
+fdkeep "$s2" "$fk" 1 >"$fk/fdkeep.out" 2>&1 &
+FPID=$!
+wait_for 10000 test -e "$fk/listener.ready" -a -e "$fk/ready.0" ||
+	fail "h2's listener or fdkeep did not start: $(cat "$fk/listener.out" "$fk/fdkeep.out" | tr '\n' ' ')"
 [ "$(dpkg-query -W -f '${Version}' oomdelayfs)" = "$v0" ] || fail "dpkg lists $(dpkg-query -W -f '${Version}' oomdelayfs), not $v0"
 ino0=$(stat -c %i /usr/bin/oomdelayfs)
 old=$OLDPID nr0=$NR0
@@ -51,6 +68,19 @@ dead "$old" || fail "the old daemon (pid $old) is still alive"
 sd_reader_check "$SERVED_AT"
 [ "$GAP_MS" -lt 3000 ] || fail "a read waited $GAP_MS ms across the upgrade"
 sd_hold_check
+# h2: every descriptor opened under the old server works under the new one; an onset now is
+# heard by the listener and by the poll() waiter registered with the old server
+touch "$fk/go.1"
+wait_for 10000 test -e "$fk/ready.1" || fail "fdkeep's round after the upgrade did not end: $(cat "$fk/fdkeep.out" | tr '\n' ' ')"
+grep -q '^round 1 ok' "$fk/fdkeep.out" || fail "descriptors opened before the upgrade failed after it: $(cat "$fk/fdkeep.out" | tr '\n' ' ')"
+n0=$(grep -c '^signal' "$fk/listener.out")
+k2=$(evkey "$H2" oom_kill)
+start_hog "$H2" 200
+wait_for 20000 _grew "$fk/listener.out" "$n0" || fail "h2's listener (registered before the upgrade) heard no onset after it: $(cat "$fk/listener.out" | tr '\n' ' ')"
+wait_for 10000 grep -q '^pollpri' "$fk/fdkeep.out" || fail "the poll() waiter begun before the upgrade was not woken by the onset: $(cat "$fk/fdkeep.out" | tr '\n' ' ')"
+wait_for 15000 dead "$HOG_PID" || fail "h2's hog not killed after its 500 ms delay"
+[ "$(evkey "$H2" oom_kill)" -gt "$k2" ] || fail "h2's hog died without the kernel's oom_kill"
+kill "$LPID" "$FPID" 2>/dev/null
 [ "$(systemctl show -p NRestarts --value oomdelayfs)" = "$nr0" ] || fail "NRestarts moved: $(sd_show)"
 [ "$(systemctl show -p Result --value oomdelayfs)" = success ] || fail "$(sd_show)"
 sd_check_clean "$NEWPID"
@@ -59,4 +89,5 @@ sd_leave_clean
 pass "dpkg -i $v0 -> $v1: $tdpkg ms; pid $NEWPID (the new /usr/bin/oomdelayfs, inode $ino0 -> $ino1)" \
 	"served the same mount ($MOUNT_ID) $served ms after the old server's SIGUSR2 (journal); readers: longest read $GAP_MS ms, failed $RFAILED (all before it served), none hung;" \
 	"hold kept (deadline unchanged), the kernel's kill $KILL_LATE ms after the deadline; $shown;" \
-	"no SIGTERM (nothing handed back); the unit's cgroup: the daemon alone; no unclean termination"
+	"no SIGTERM (nothing handed back); the unit's cgroup: the daemon alone; no unclean termination;" \
+	"h2: a v1 listener, a poll() waiter and 8 descriptors opened before the upgrade all work after it"
