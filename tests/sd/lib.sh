@@ -260,6 +260,7 @@ kill_watch() {
 kill_late() {
 	_kw=/run/oomd-sd/kw.$(basename "$1")
 	wait_for 10000 test -s "$_kw" || fail "the kill watcher of $1 saw nothing within 10 s"
+	head -n 1 "$_kw" | grep -q '^-\{0,1\}[0-9]' || fail "the kill watcher of $1 saw no kill: $(cat "$_kw")"
 	_kl=$(awk -v d="$2" '{ printf "%.1f", $4 - d / 1e6 }' "$_kw")
 	awk -v l="$_kl" 'BEGIN { exit !(l >= 0) }' || fail "the kernel's oom_kill of $1 came $_kl ms from the deadline: BEFORE it (watcher: $(cat "$_kw"); deadline $2 ns; now boottime $(pressure now) ms, monotonic $(odt now) ms)"
 	echo "$_kl"
