@@ -102,14 +102,21 @@ sd_deb() {
 	[ -n "$_d" ] || fail "no oomdelayfs_*.deb on the payload"
 	echo "$_d"
 }
-# sd_install: dpkg -i the package (the VM has no network: its dependencies are in the image,
-# which is what `apt install ./oomdelayfs_*.deb` would fetch), then `systemctl enable --now
+# sd_install: dpkg -i the package (with SD_INSTALL_WITH=apt: `apt install -y ./oomdelayfs_*.deb`;
+# the VM has no network: the dependencies apt would fetch are in the image), then `systemctl enable --now
 # oomdelayfs`; waits (30 s) for the unit to be active, which with Type=notify means ready.
 # Sets INSTALL_MS (dpkg -i) and READY_MS (enable --now until active).
 sd_install() {
 	log "sd_install: dpkg -i, systemctl enable --now oomdelayfs"
 	_t0=$(now_ms)
-	dpkg -i "$(sd_deb)" >/run/oomd-sd/dpkg-i.log 2>&1 || { cat /run/oomd-sd/dpkg-i.log; fail "dpkg -i failed"; }
+	if [ "${SD_INSTALL_WITH:-dpkg}" = apt ]; then
+		# docs/CONTAINERS.md's way: apt resolves the Depends from what is installed (the image
+		# has them: no network), then runs dpkg
+		(cd "$(dirname "$(sd_deb)")" && apt install -y "./$(basename "$(sd_deb)")") >/run/oomd-sd/dpkg-i.log 2>&1 ||
+			{ cat /run/oomd-sd/dpkg-i.log; fail "apt install ./$(basename "$(sd_deb)") failed"; }
+	else
+		dpkg -i "$(sd_deb)" >/run/oomd-sd/dpkg-i.log 2>&1 || { cat /run/oomd-sd/dpkg-i.log; fail "dpkg -i failed"; }
+	fi
 	_t1=$(now_ms)
 	INSTALL_MS=$((_t1 - _t0))
 	systemctl enable --now oomdelayfs >/run/oomd-sd/enable.log 2>&1 ||
@@ -212,14 +219,17 @@ _deadline_of() { odt xattr get "$1" trusted.oomdelayfs.state 2>/dev/null | sed -
 _has_deadline() { [ -n "$(_deadline_of "$1")" ]; }
 # hold_deadline_ns CG: the deadline of CG's last hold, from the persisted state, or, once the
 # hold has ended (a shell slowed down by a loaded host can miss a short hold's state: CI saw a
-# 1,500 ms hold end before the shell read it), from the journal's hold-started record: its
-# monotonic timestamp plus OOMD_DEADLINE_IN_MS (CLOCK_BOOTTIME = CLOCK_MONOTONIC in the VM,
-# which never suspends). Empty when there is neither.
+# 1,500 ms hold end before the shell read it), from the daemon's journal line for the hold
+# ("CG: over its limit (L bytes): held, deadline=NS (boottime ns, ...)", daemon/ctl_act.c),
+# which names the deadline itself. (The hold-started record's OOMD_DEADLINE_IN_MS counts from
+# the moment the audit thread wrote it, up to 200 ms after the onset: e-podman read a deadline
+# 243 ms too late from it and called a kill 98 ms after the real deadline early.)
+# Empty when there is neither.
 hold_deadline_ns() {
 	_x=$(_deadline_of "$1")
 	if [ -z "$_x" ]; then
-		_x=$(sd_journal MESSAGE_ID="$MSG_HOLD_START" CGROUP="$1" |
-			jq -r '(.__MONOTONIC_TIMESTAMP | tonumber) * 1000 + (.OOMD_DEADLINE_IN_MS | tonumber) * 1000000 | floor' 2>/dev/null | tail -n 1)
+		_x=$(sd_journal | jq -r '.MESSAGE | strings' | grep -F "$1: over its limit" |
+			tail -n 1 | sed -n 's/.*deadline=\([0-9]*\).*/\1/p')
 	fi
 	echo "$_x"
 }

@@ -15,6 +15,7 @@ command -v containerd >/dev/null || skip "containerd is not in the image"
 systemctl is-active -q containerd || systemctl start containerd || fail "containerd does not start"
 sd_installed || sd_install
 # --- docs/CONTAINERS.md, containerd (CRI)
+cri0=$(ctr plugins ls | awk '$2 == "cri" { print $NF }')
 grep -q 'runtimes.oomdelayfs' /etc/containerd/config.toml ||
 	cat /usr/share/oomdelayfs/containerd-cri.toml >>/etc/containerd/config.toml
 systemctl restart containerd || fail "containerd does not restart with the handler appended"
@@ -22,7 +23,7 @@ wait_for 10000 ctr version >/dev/null 2>&1 || fail "containerd does not answer a
 containerd config dump >/run/oomd-sd/containerd.dump 2>&1 || fail "containerd config dump failed"
 sed -n '/runtimes\.oomdelayfs\.options\]/,/BinaryName/p' /run/oomd-sd/containerd.dump | grep -q 'BinaryName = "/usr/bin/oomdelayfs-runtime"' ||
 	fail "containerd config dump has no oomdelayfs handler with the shim: $(grep -A8 'runtimes.oomdelayfs' /run/oomd-sd/containerd.dump | tr '\n' ' ')"
-ctr plugins ls | grep -q 'io.containerd.grpc.v1 *cri .* ok' || fail "the CRI plugin did not load: $(ctr plugins ls | grep cri | tr -s ' '); containerd's journal: $(journalctl -u containerd --no-pager -o cat | grep -iE 'cri|level=(error|fatal)' | tail -n 6 | tr '\n' ' ')"
+ctr plugins ls | grep -q 'io.containerd.grpc.v1 *cri .* ok' || fail "the CRI plugin did not load (before the append: $cri0): $(ctr plugins ls | grep cri | tr -s ' '); containerd's journal: $(journalctl -u containerd --no-pager -o cat | grep -iE 'failed to load plugin|level=(error|fatal)' | tail -n 4 | cut -c1-600 | tr '\n' ' ')"
 sd_image_ctr
 log "image loaded"
 

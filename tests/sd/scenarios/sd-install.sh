@@ -1,5 +1,5 @@
-# sd-install (issue 19): the package installed exactly as docs/OPERATIONS.md says (dpkg -i, the
-# `apt install ./...deb` of a host without network; then systemctl enable --now oomdelayfs) on
+# sd-install (issue 19): the package installed exactly as docs/CONTAINERS.md says (`apt install
+# ./oomdelayfs_*.deb` on a host without network: the Depends are in the image; the other scenarios use dpkg -i; then systemctl enable --now oomdelayfs) on
 # Debian 12 with systemd 252 as PID 1: the unit is active (Type=notify: ready), the mount at
 # /run/oomdelayfs/shadow serves memory.oom_delay_millisecs in a cgroup, `oomdelayfs status`
 # answers, and a hold works under systemd: in a delegated cgroup (a Delegate=yes unit, the way
@@ -12,7 +12,7 @@
 L=$((32 * MiB)) T=1500 CEIL=$((64 * MiB))
 sd_installed && fail "oomdelayfs is installed before the scenario began"
 [ -e /run/oomdelayfs ] && fail "/run/oomdelayfs exists before the install"
-sd_install
+SD_INSTALL_WITH=apt sd_install
 [ "$(systemctl is-enabled oomdelayfs)" = enabled ] || fail "oomdelayfs.service is $(systemctl is-enabled oomdelayfs), not enabled"
 [ "$(systemctl show -p Type --value oomdelayfs)" = notify ] || fail "the unit is not Type=notify"
 mp=$(sd_mainpid)
@@ -75,6 +75,6 @@ n=$(journalctl -u oomdelayfs MESSAGE_ID="$MSG_HOLD_END" OOMD_END=kill-kernel -o 
 [ "$n" = 1 ] || fail "journalctl -u oomdelayfs MESSAGE_ID=$MSG_HOLD_END OOMD_END=kill-kernel shows $n records of $cg, not 1"
 n=$(journalctl -u oomdelayfs CGROUP="$cg" -o verbose | grep -c "MESSAGE_ID=")
 [ "$n" = 2 ] || fail "journalctl -u oomdelayfs CGROUP=$cg -o verbose shows $n records with a MESSAGE_ID, not 2"
-pass "dpkg -i ${INSTALL_MS} ms, enable --now until active ${READY_MS} ms, fd store $fds;" \
+pass "apt install ./deb ${INSTALL_MS} ms, enable --now until active ${READY_MS} ms, fd store $fds;" \
 	"held to the deadline, kernel's kill seen $kl ms after it; journal: OOMD_HELD_MS=$held" \
 	"OOMD_KILL_LATENESS_MS=$(sd_field "$end" OOMD_KILL_LATENESS_MS) OOMD_DEADLINE_IN_MS=$(sd_field "$start" OOMD_DEADLINE_IN_MS)"

@@ -19,14 +19,8 @@ L=$((32 * MiB)) T=1500 CEIL=$((64 * MiB)) ROUNDS=16
 sd_install
 top=$(sd_cgtree race)
 rec() { sd_records "$1" CGROUP="$2"; }
-# dl_of CG: sets DL to the hold's deadline: its persisted state, or the daemon's journal line
-# for it once a short hold is over (a loaded host can leave this shell behind a whole hold)
-dl_of() {
-	DL=$(_deadline_of "$1")
-	[ -n "$DL" ] || DL=$(sd_journal | jq -r '.MESSAGE // empty' | grep -F "$1: over its limit" |
-		tail -n 1 | sed -n 's/.*deadline=\([0-9]*\).*/\1/p')
-	[ -n "$DL" ]
-}
+# dl_of CG: sets DL to the hold's deadline (lib.sh: the persisted state, or the journal's line)
+dl_of() { DL=$(hold_deadline_ns "$1"); [ -n "$DL" ]; }
 nrec() { rec "$1" "$2" | wc -l; }
 lates=''; helds=''; readies=''; dis=0
 i=0
