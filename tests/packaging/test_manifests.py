@@ -203,6 +203,9 @@ class Engines(unittest.TestCase):
         cri = both["plugins"]["io.containerd.grpc.v1.cri"]
         self.assertEqual(cri["cni"]["bin_dir"], "/usr/lib/cni")
         self.assertIn("oomdelayfs", cri["containerd"]["runtimes"])
+        # containerd's default_runtime_name is "runc": a runtimes map without it makes the CRI
+        # plugin refuse to load (e-containerd saw it with 1.6.20)
+        self.assertEqual(cri["containerd"]["runtimes"]["runc"]["runtime_type"], "io.containerd.runc.v2")
 
     def test_podman_dropin_names_the_shim_as_crun(self):
         conf = tomllib.loads(read("packaging/oci/podman-oomdelayfs.conf"))
