@@ -438,25 +438,27 @@ E_L=$((64 * MiB)) E_T=2000 E_UP=$((256 * MiB))
 E_PROG='while [ ! -e /tmp/go ]; do sleep 0.1; done; head -c 96m /dev/zero | tail >/dev/null; echo "rc=$?"; sleep 3600'
 e_cg() { echo "$CGROOT$(sed -n 's/^0:://p' "/proc/$(eng_pid "$1")/cgroup")"; } # e_cg NAME
 _e_said() { eng_logs "$1" 2>/dev/null | grep -q "^$2\$"; }
+# e_look NAME: what the container sees, in one exec (each exec costs an engine 5-9 s under TCG):
+# lines "type <magic of /sys/fs/cgroup>", "dir <its cgroup directory>", then "T <delay>",
+# "max <memory.max>" and its memory.oom_control's lines prefixed "oc ", where those files exist
+E_LOOK='echo "type $(stat -f -c %t /sys/fs/cgroup)"; d=/sys/fs/cgroup$(sed -n "s/^0:://p" /proc/self/cgroup); d=${d%/}; echo "dir $d"; [ -e "$d/memory.oom_delay_millisecs" ] && echo "T $(cat "$d/memory.oom_delay_millisecs")"; [ -e "$d/memory.oom_control" ] && sed "s/^/oc /" "$d/memory.oom_control"; echo "max $(cat "$d/memory.max" 2>&1)"'
+e_look() { eng_exec "$1" sh -c "$E_LOOK"; }
+_e_key() { echo "$1" | sed -n "s/^$2 //p" | head -n 1; } # _e_key LOOK KEY
 # e_view NAME T DISABLE: inside, /sys/fs/cgroup is the shadow (FUSE) with the container's L,
 # its delay and its kill-disable, in its own directory: /sys/fs/cgroup with a cgroup namespace,
 # /sys/fs/cgroup/<its path> without one (ctr's containers: the shadow of the whole tree)
 e_view() {
-	_t=$(eng_exec "$1" stat -f -c %t /sys/fs/cgroup) || fail "$1: stat -f /sys/fs/cgroup inside failed"
-	[ "$_t" = 65735546 ] || fail "$1: /sys/fs/cgroup inside is of type 0x$_t, not FUSE (the shadow)"
-	_d=/sys/fs/cgroup$(eng_exec "$1" cat /proc/self/cgroup | sed -n 's/^0:://p')
-	_v=$(eng_exec "$1" cat "$_d/memory.oom_delay_millisecs") || fail "$1: $_d/memory.oom_delay_millisecs unreadable inside"
-	[ "$_v" = "$2" ] || fail "$1: $_d/memory.oom_delay_millisecs reads '$_v' inside, not $2"
-	eng_exec "$1" cat "$_d/memory.oom_control" | grep -qx "oom_kill_disable $3" ||
-		fail "$1: $_d/memory.oom_control inside: $(eng_exec "$1" cat "$_d/memory.oom_control" | tr '\n' ' ')"
-	_v=$(eng_exec "$1" cat "$_d/memory.max")
-	[ "$_v" = "$E_L" ] || fail "$1: $_d/memory.max reads '$_v' inside, not L = $E_L"
+	_l=$(e_look "$1") || fail "$1: looking inside failed: $_l"
+	_d=$(_e_key "$_l" dir)
+	[ "$(_e_key "$_l" type)" = 65735546 ] || fail "$1: /sys/fs/cgroup inside is of type 0x$(_e_key "$_l" type), not FUSE (the shadow)"
+	[ "$(_e_key "$_l" T)" = "$2" ] || fail "$1: $_d/memory.oom_delay_millisecs reads '$(_e_key "$_l" T)' inside, not $2"
+	[ "$(_e_key "$_l" oc | head -n 1)" = "oom_kill_disable $3" ] || fail "$1: $_d/memory.oom_control inside: $(echo "$_l" | grep '^oc ' | tr '\n' ' ')"
+	[ "$(_e_key "$_l" max)" = "$E_L" ] || fail "$1: $_d/memory.max reads '$(_e_key "$_l" max)' inside, not L = $E_L"
 }
-# e_plain NAME: a container that asked for nothing has the runtime's cgroup2 and no v1 file
 e_plain() {
-	_t=$(eng_exec "$1" stat -f -c %t /sys/fs/cgroup) || fail "$1: stat -f /sys/fs/cgroup inside failed"
-	[ "$_t" = 63677270 ] || fail "$1 asked for nothing but its /sys/fs/cgroup is of type 0x$_t, not cgroup2"
-	eng_exec "$1" test -e /sys/fs/cgroup/memory.oom_control && fail "$1 asked for nothing but sees memory.oom_control"
+	_l=$(e_look "$1") || fail "$1: looking inside failed: $_l"
+	[ "$(_e_key "$_l" type)" = 63677270 ] || fail "$1 asked for nothing but its /sys/fs/cgroup is of type 0x$(_e_key "$_l" type), not cgroup2"
+	[ -z "$(_e_key "$_l" oc)" ] || fail "$1 asked for nothing but sees memory.oom_control"
 	return 0
 }
 # e_body: oomd-a (A) asks for the kill-disable, B for the delay E_T, C for nothing
