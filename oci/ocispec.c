@@ -173,6 +173,50 @@ gboolean ocispec_add_hook(JsonObject *config, const char *hook_path, const char 
 	return TRUE;
 }
 
+gboolean ocispec_ensure_cgroup_mount(JsonObject *config)
+{
+	JsonNode *mounts = json_object_get_member(config, "mounts");
+	if (mounts != NULL && !JSON_NODE_HOLDS_ARRAY(mounts))
+		return FALSE; /* not a spec a runtime takes: leave it to the runtime's refusal */
+	JsonArray *list = ensure_array(config, "mounts");
+	for (guint i = 0; i < json_array_get_length(list); i++) {
+		JsonNode *m = json_array_get_element(list, i);
+		if (JSON_NODE_HOLDS_OBJECT(m) &&
+		    g_strcmp0(json_object_get_string_member_with_default(json_node_get_object(m), "destination", ""),
+			      "/sys/fs/cgroup") == 0)
+			return FALSE;
+	}
+	JsonObject *m = json_object_new();
+	json_object_set_string_member(m, "destination", "/sys/fs/cgroup");
+	json_object_set_string_member(m, "type", "cgroup");
+	json_object_set_string_member(m, "source", "cgroup");
+	JsonArray *o = json_array_new();
+	for (const char *const *opt = (const char *const[]){ "nosuid", "noexec", "nodev", "relatime", "ro", NULL };
+	     *opt != NULL; opt++)
+		json_array_add_string_element(o, *opt);
+	json_object_set_array_member(m, "options", o);
+	json_array_add_object_element(list, m);
+	/* and a cgroup namespace, as Docker and podman give one on cgroup v2: runc's cgroup2 mount
+	 * made in the host's cgroup namespace reconfigures the one cgroup2 superblock without
+	 * nsdelegate (kernel/cgroup/cgroup.c apply_cgroup_root_flags acts in the init namespace
+	 * only): e-containerd measured the host's /sys/fs/cgroup lose nsdelegate that way */
+	JsonObject *lnx = ensure_object(config, "linux");
+	JsonNode *nsn = json_object_get_member(lnx, "namespaces");
+	if (nsn != NULL && !JSON_NODE_HOLDS_ARRAY(nsn))
+		return TRUE;
+	JsonArray *ns = ensure_array(lnx, "namespaces");
+	for (guint i = 0; i < json_array_get_length(ns); i++) {
+		JsonNode *n = json_array_get_element(ns, i);
+		if (JSON_NODE_HOLDS_OBJECT(n) &&
+		    g_strcmp0(json_object_get_string_member_with_default(json_node_get_object(n), "type", ""), "cgroup") == 0)
+			return TRUE;
+	}
+	JsonObject *cns = json_object_new();
+	json_object_set_string_member(cns, "type", "cgroup");
+	json_array_add_object_element(ns, cns);
+	return TRUE;
+}
+
 char *ocispec_shadow_dir(const char *shadow, const char *prefix, const char *cgroup, GError **error)
 {
 	/* the kernel shows a cgroup outside the reader's cgroup namespace as "/../x" */

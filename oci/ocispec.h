@@ -62,6 +62,15 @@ JsonObject *ocispec_object_at(JsonObject *root, const char *dotted);
 gboolean ocispec_add_hook(JsonObject *config, const char *hook_path, const char *const *hook_args,
 			  int timeout_s);
 
+/* The shim's edit for a container that asked and wants the view (request.mount): a spec with
+ * no mount at /sys/fs/cgroup (ctr's: containerd 1.6's default spec mounts sysfs read-only and
+ * no cgroup file system) gets runc's cgroup mount there, read-only as Docker and podman give a
+ * container without privileges, so that the hook has a cgroup2 mount to put the shadow over,
+ * with a cgroup namespace (added unless the spec has one) so that the container sees its own
+ * cgroup at /sys/fs/cgroup and runc's mount leaves the host's mount options alone.
+ * Returns TRUE if the mount was added; a spec that has one is left as it is. */
+gboolean ocispec_ensure_cgroup_mount(JsonObject *config);
+
 /* The shadow directory of cgroup `cgroup` ("/a/b", from /proc/<pid>/cgroup) when `shadow`
  * serves the cgroup `prefix` ("/" or "/x/y"), or NULL with an error if the cgroup is not
  * under the prefix or the path climbs ("/.." : outside the reader's cgroup namespace). */

@@ -232,6 +232,8 @@ static gboolean prepare_bundle(const ShimConfig *c, const char *bundle, const ch
 		g_ptr_array_add(args, *a);
 	g_ptr_array_add(args, NULL);
 	ocispec_add_hook(config, c->hook, (const char *const *)args->pdata, 10);
+	if (req.mount)
+		ocispec_ensure_cgroup_mount(config);
 	if (!ocispec_save(root, path, &e)) {
 		fprintf(stderr, SHIM ": %s\n", e->message);
 		return FALSE;

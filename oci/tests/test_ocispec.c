@@ -212,6 +212,34 @@ Test(save, keeps_mode_and_replaces)
 	g_rmdir(dir);
 }
 
+Test(cgroup_mount, added_only_where_none)
+{
+	/* ctr's spec: sysfs, no cgroup mount -> runc's read-only cgroup mount added, once */
+	g_autoptr(JsonNode) a = parse("{\"mounts\":[{\"destination\":\"/sys\",\"type\":\"sysfs\",\"options\":[\"ro\"]}]}");
+	cr_assert(ocispec_ensure_cgroup_mount(json_node_get_object(a)));
+	g_autofree char *s1 = to_string(a);
+	cr_assert_not_null(strstr(s1, "{\"destination\":\"/sys/fs/cgroup\",\"type\":\"cgroup\",\"source\":\"cgroup\","
+				      "\"options\":[\"nosuid\",\"noexec\",\"nodev\",\"relatime\",\"ro\"]}"), "%s", s1);
+	cr_assert_eq(ocispec_cgroup_mount_attrs(json_node_get_object(a)),
+		     MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	cr_assert_not_null(strstr(s1, "\"linux\":{\"namespaces\":[{\"type\":\"cgroup\"}]}"), "%s", s1);
+	cr_assert_not(ocispec_ensure_cgroup_mount(json_node_get_object(a)));
+	g_autofree char *s2 = to_string(a);
+	cr_assert_str_eq(s1, s2);
+	/* Docker's and podman's specs have one, rw or ro as the container was given: kept */
+	g_autoptr(JsonNode) b = parse("{\"mounts\":[{\"destination\":\"/sys/fs/cgroup\",\"type\":\"cgroup\",\"options\":[\"rw\"]}]}");
+	cr_assert_not(ocispec_ensure_cgroup_mount(json_node_get_object(b)));
+	cr_assert_eq(ocispec_cgroup_mount_attrs(json_node_get_object(b)), 0);
+	/* no mounts at all: the list is made; a cgroup namespace already there is not doubled */
+	g_autoptr(JsonNode) c = parse("{\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"cgroup\",\"path\":\"/proc/1/ns/cgroup\"}]}}");
+	cr_assert(ocispec_ensure_cgroup_mount(json_node_get_object(c)));
+	g_autofree char *s3 = to_string(c);
+	cr_assert_not_null(strstr(s3, "\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"cgroup\",\"path\":\"/proc/1/ns/cgroup\"}]"), "%s", s3);
+	/* mounts that are not a list: left to the runtime to refuse */
+	g_autoptr(JsonNode) d = parse("{\"mounts\":7}");
+	cr_assert_not(ocispec_ensure_cgroup_mount(json_node_get_object(d)));
+}
+
 Test(mount_attrs, from_the_config)
 {
 	g_autoptr(JsonNode) a = parse("{\"mounts\":[{\"destination\":\"/sys\",\"options\":[\"ro\"]},"
