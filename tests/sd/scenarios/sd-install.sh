@@ -23,6 +23,12 @@ mp=$(sd_mainpid)
 fds=$(systemctl show -p NFileDescriptorStore --value oomdelayfs 2>/dev/null)
 st=$(oomdelayfs status 2>&1) || fail "oomdelayfs status exited $?: $st"
 oomdelayfs status --json | jq -e . >/dev/null || fail "oomdelayfs status --json is not JSON"
+oomdelayfs status --metrics | grep -q '^oomdelayfs_holds_started' || fail "oomdelayfs status --metrics has no oomdelayfs_holds_started: $(oomdelayfs status --metrics 2>&1 | head -n 3 | tr '\n' ' ')"
+# the engines start after oomdelayfs (docs/OPERATIONS.md: `systemctl cat docker.service` shows the drop-in)
+for u in docker containerd podman-restart; do
+	systemctl cat "$u.service" | grep -qx 'After=oomdelayfs.service' || fail "systemctl cat $u.service shows no After=oomdelayfs.service"
+	systemctl show -p After --value "$u.service" | grep -qw oomdelayfs.service || fail "$u.service is not ordered after oomdelayfs.service: $(systemctl show -p After --value "$u.service")"
+done
 
 # a cgroup tree the daemon serves
 top=$(sd_cgtree install)
