@@ -1,0 +1,208 @@
+/* test_v1notify.c — usage thresholds and memory.pressure_level through
+ * cgroup.event_control (the fixture of fixture.h: a/memory.current is a plain file the
+ * test writes, the sampler of ec_levels.c reads it). What v1 answers for bad
+ * arguments (6.1: page_counter_memparse, vmpressure_register_event), the crossing
+ * signals in both directions, OOM onsets kept apart, the rmdir signal, and the
+ * sampler's idleness with nothing registered. PSI triggers need a kernel: the VM
+ * scenario d-v1notify. Root + /dev/fuse. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glib.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "oomd/shadowfs.h"
+#include "../fs_private.h"
+#include "stub_controller.h"
+#include "fixture.h"
+#include "oomd/v1events.h"
+
+static void init_v1(void)
+{
+	fx_v1_layout = true;
+	fx_setup();
+	if (!skipped) {
+		put("a/memory.current", "4194304\n");
+		put("a/b/memory.current", "0\n");
+		put("a/memory.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+	}
+}
+
+TestSuite(v1notify, .init = init_v1, .fini = fx_teardown, .timeout = 30);
+
+static int reg(const char *cg, int efd, int cfd, const char *args)
+{
+	g_autofree char *line = g_strdup_printf("%d %d%s%s", efd, cfd, args ? " " : "", args ? args : "");
+	g_autofree char *rel = g_strconcat(cg, "/cgroup.event_control", NULL);
+	return poke(rel, line);
+}
+
+static uint64_t drain(int efd)
+{
+	uint64_t v = 0;
+	if (read(efd, &v, sizeof v) != sizeof v)
+		return 0;
+	return v;
+}
+
+/* Waits up to ms for the counter to be readable; its value (0: nothing came). */
+static uint64_t wait_signal(int efd, int ms)
+{
+	for (int i = 0; i < ms / 10; i++) {
+		uint64_t v = drain(efd);
+		if (v)
+			return v;
+		g_usleep(10000);
+	}
+	return 0;
+}
+
+Test(v1notify, threshold_arguments_as_v1)
+{
+	SKIP_UNLESS_READY();
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int u = open_in_mnt("a/memory.usage_in_bytes", O_RDONLY);
+	int ub = open_in_mnt("a/b/memory.usage_in_bytes", O_RDONLY);
+	int lim = open_in_mnt("a/memory.limit_in_bytes", O_RDONLY);
+	cr_assert_eq(reg("a", efd, u, "16x"), EINVAL);
+	cr_assert_eq(reg("a", efd, u, " 16M"), EINVAL, "the arguments are not stripped");
+	cr_assert_eq(reg("a", efd, u, "16 M"), EINVAL);
+	cr_assert_eq(reg("a", efd, u, "max"), EINVAL);
+	cr_assert_eq(reg("a", efd, ub, "16M"), EINVAL, "another cgroup's usage file");
+	cr_assert_eq(reg("a", efd, lim, "16M"), EINVAL, "not a control file");
+	cr_assert_eq(reg("a", 999, u, "16M"), EBADF);
+	cr_assert_eq(reg("a", efd, 998, "16M"), EBADF);
+	cr_assert_eq(reg("a", u, u, "16M"), EINVAL, "not an eventfd");
+	cr_assert_eq(fs_evctl_count(fs->evctl, real_ino("a")), 0);
+	cr_assert_eq(reg("a", efd, u, "16M"), 0);
+	cr_assert_eq(reg("a", efd, u, "16m"), 0);
+	cr_assert_eq(reg("a", efd, u, "0x1000"), 0);
+	cr_assert_eq(reg("a", efd, u, "-1"), 0);
+	cr_assert_eq(reg("a", efd, u, NULL), 0, "no argument: memparse of an empty string, 0");
+	cr_assert_eq(fs_evctl_count(fs->evctl, real_ino("a")), 5);
+	close(lim);
+	close(ub);
+	close(u);
+	close(efd);
+}
+
+Test(v1notify, threshold_signals_each_crossing_and_the_rmdir)
+{
+	SKIP_UNLESS_READY();
+	uint64_t id = real_ino("a");
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int u = open_in_mnt("a/memory.usage_in_bytes", O_RDONLY);
+	int oomfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int oc = open_in_mnt("a/memory.oom_control", O_RDONLY);
+	cr_assert_eq(reg("a", efd, u, "16M"), 0);
+	cr_assert_eq(reg("a", oomfd, oc, NULL), 0);
+	cr_assert_eq(wait_signal(efd, 300), 0, "4 MiB: below, quiet");
+	put("a/memory.current", "20971520\n");
+	cr_assert_eq(wait_signal(efd, 1000), 1, "crossed upwards");
+	cr_assert_eq(wait_signal(efd, 300), 0, "once");
+	put("a/memory.current", "16777216\n");
+	cr_assert_eq(wait_signal(efd, 300), 0, "at the threshold is still above");
+	put("a/memory.current", "16773120\n");
+	cr_assert_eq(wait_signal(efd, 1000), 1, "crossed downwards");
+	stub_controller_notify(ctl, id);
+	fs_evctl_sync(fs->evctl);
+	cr_assert_eq(drain(oomfd), 1);
+	cr_assert_eq(drain(efd), 0, "an OOM onset is the OOM listeners' only");
+	stub_controller_removed(ctl, id);
+	fs_evctl_sync(fs->evctl);
+	cr_assert_eq(drain(efd), 1, "the rmdir signal");
+	cr_assert_eq(drain(oomfd), 1);
+	cr_assert_eq(fs_evctl_count(fs->evctl, id), 0);
+	close(oc);
+	close(oomfd);
+	close(u);
+	close(efd);
+}
+
+Test(v1notify, pressure_level_file_and_arguments)
+{
+	SKIP_UNLESS_READY();
+	struct stat st;
+	g_autofree char *p = in_mnt("a/memory.pressure_level");
+	cr_assert_eq(stat(p, &st), 0);
+	cr_assert_eq(st.st_mode & 07777, 0, "mode 0 as v1's cftype without handlers");
+	g_autofree char *pb = in_mnt("a/b/memory.pressure_level");
+	cr_assert_neq(stat(pb, &st), 0, "no memory.pressure (no PSI): absent");
+	cr_assert_eq(errno, ENOENT);
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int pl = open_in_mnt("a/memory.pressure_level", O_RDONLY); /* root: as v1 */
+	char buf[8];
+	cr_assert_lt(read(pl, buf, sizeof buf), 0);
+	cr_assert_eq(errno, EINVAL, "no read handler");
+	cr_assert_eq(reg("a", efd, pl, "lo"), EINVAL);
+	cr_assert_eq(reg("a", efd, pl, "low,"), EINVAL);
+	cr_assert_eq(reg("a", efd, pl, "low,tree"), EINVAL);
+	cr_assert_eq(reg("a", efd, pl, " low"), EINVAL);
+	cr_assert_eq(reg("a", efd, pl, NULL), EINVAL, "no level");
+	cr_assert_eq(reg("a", efd, pl, "low"), 0);
+	cr_assert_eq(reg("a", efd, pl, "medium,hierarchy"), 0);
+	cr_assert_eq(reg("a", efd, pl, "critical,local"), 0);
+	cr_assert_eq(reg("a", efd, pl, "low,local,whatever"), 0, "a third token is ignored");
+	cr_assert_eq(fs_evctl_count(fs->evctl, real_ino("a")), 4);
+	stub_controller_notify(ctl, real_ino("a"));
+	fs_evctl_sync(fs->evctl);
+	cr_assert_eq(drain(efd), 0, "an OOM onset is no pressure event");
+	stub_controller_removed(ctl, real_ino("a"));
+	fs_evctl_sync(fs->evctl);
+	cr_assert_eq(drain(efd), 4, "the rmdir signal, once per registration");
+	close(pl);
+	close(efd);
+}
+
+/* voluntary context switches of our thread called name */
+static long switches_of(const char *name)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *t;
+	long n = -1;
+	while (d && (t = readdir(d))) {
+		char path[300];
+		snprintf(path, sizeof path, "/proc/self/task/%s/comm", t->d_name);
+		g_autofree char *comm = NULL;
+		if (!g_file_get_contents(path, &comm, NULL, NULL) || strncmp(comm, name, strlen(name)) != 0)
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%s/status", t->d_name);
+		g_autofree char *st = NULL;
+		if (!g_file_get_contents(path, &st, NULL, NULL))
+			continue;
+		char *v = strstr(st, "voluntary_ctxt_switches:");
+		if (v)
+			n = strtol(v + strlen("voluntary_ctxt_switches:"), NULL, 10);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+Test(v1notify, sampler_sleeps_while_nothing_is_registered)
+{
+	SKIP_UNLESS_READY();
+	long a = switches_of("oomd-fs-levels");
+	cr_assert_geq(a, 0, "the levels thread is there");
+	g_usleep(1000000);
+	cr_assert_eq(switches_of("oomd-fs-levels"), a, "no wake-up in 1 s with nothing registered");
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int u = open_in_mnt("a/memory.usage_in_bytes", O_RDONLY);
+	cr_assert_eq(reg("a", efd, u, "1G"), 0);
+	long b = switches_of("oomd-fs-levels");
+	g_usleep(1000000);
+	long woke = switches_of("oomd-fs-levels") - b;
+	cr_assert(woke >= 5 && woke <= 15, "about one sample per %d ms: %ld in 1 s", OD_THR_PERIOD_MS, woke);
+	stub_controller_removed(ctl, real_ino("a"));
+	fs_evctl_sync(fs->evctl);
+	g_usleep(300000);
+	long c = switches_of("oomd-fs-levels");
+	g_usleep(1000000);
+	cr_assert_eq(switches_of("oomd-fs-levels"), c, "asleep again once the last threshold went");
+	close(u);
+	close(efd);
+}
