@@ -156,8 +156,9 @@ static void look_locked(fs_evctl *e, lv_look *k, GHashTable *want)
 		if (l->kind == EC_PRESSURE) {
 			gpointer old = g_hash_table_lookup(want, &l->id);
 			int lowest = old ? GPOINTER_TO_INT(old) - 1 : OD_VMP_NLEVELS;
-			if ((int)l->level < lowest)
-				g_hash_table_insert(want, &l->id, GINT_TO_POINTER((int)l->level + 1));
+			if ((int)l->level < lowest) /* a key of its own: l may go once the lock is let go */
+				g_hash_table_insert(want, g_memdup2(&l->id, sizeof l->id),
+						    GINT_TO_POINTER((int)l->level + 1));
 		}
 	}
 	GHashTableIter it;
@@ -300,7 +301,7 @@ static gpointer levels_thread(gpointer data)
 	GArray *owner = g_array_new(FALSE, FALSE, sizeof(gpointer)); /* lv_cg* of pfds[i + 1] */
 	GArray *lvl = g_array_new(FALSE, FALSE, sizeof(int));
 	for (;;) {
-		GHashTable *want = g_hash_table_new(g_int64_hash, g_int64_equal);
+		GHashTable *want = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
 		lv_look k = { g_ptr_array_new(), g_ptr_array_new_with_free_func((GDestroyNotify)cg_free),
 			      g_ptr_array_new(), 0 };
 		g_mutex_lock(&e->lock);
