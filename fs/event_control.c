@@ -49,6 +49,27 @@ static void hook_removed(void *ud, uint64_t id)
 	fs_evctl_removed(ud, id);
 }
 
+/* Undoes a fs_evctl_new that failed half-way: the threads it started, then the rest. */
+static fs_evctl *undo_new(fs_evctl *e)
+{
+	if (e->notifier) {
+		ec_push_job(e, JOB_STOP, 0, NULL);
+		g_thread_join(e->notifier);
+	}
+	if (e->thread) {
+		e->stop = true;
+		ec_kick(e);
+		g_thread_join(e->thread);
+	}
+	g_async_queue_unref(e->jobs);
+	g_ptr_array_unref(e->all);
+	fs_closer_free(e->closer);
+	close(e->wake);
+	g_mutex_clear(&e->lock);
+	g_free(e);
+	return NULL;
+}
+
 fs_evctl *fs_evctl_new(od_controller *ctl, int *err)
 {
 	fs_evctl *e = g_new0(fs_evctl, 1);
@@ -75,33 +96,10 @@ fs_evctl *fs_evctl_new(od_controller *ctl, int *err)
 		g_warning("cannot start the OOM listener threads: %s", ge->message);
 		g_error_free(ge);
 		*err = EAGAIN;
-		if (e->thread) {
-			e->stop = true;
-			ec_kick(e);
-			g_thread_join(e->thread);
-		}
-		g_async_queue_unref(e->jobs);
-		g_ptr_array_unref(e->all);
-		fs_closer_free(e->closer);
-		close(e->wake);
-		g_mutex_clear(&e->lock);
-		g_free(e);
-		return NULL;
+		return undo_new(e);
 	}
-	if (!ec_levels_new(e, err)) {
-		e->stop = true;
-		ec_kick(e);
-		g_thread_join(e->thread);
-		ec_push_job(e, JOB_STOP, 0, NULL);
-		g_thread_join(e->notifier);
-		g_async_queue_unref(e->jobs);
-		g_ptr_array_unref(e->all);
-		fs_closer_free(e->closer);
-		close(e->wake);
-		g_mutex_clear(&e->lock);
-		g_free(e);
-		return NULL;
-	}
+	if (!ec_levels_new(e, err))
+		return undo_new(e);
 	e->ctl = ctl;
 	if (ctl) {
 		od_hooks h = { .notify = hook_notify, .removed = hook_removed, .ud = e };
