@@ -206,3 +206,40 @@ Test(v1notify, sampler_sleeps_while_nothing_is_registered)
 	close(u);
 	close(efd);
 }
+
+/* The default (v2) layout serves memory.usage_in_bytes and memory.pressure_level too: the
+ * same registrations work there; memsw is the v1 layout's only. */
+static void init_v2(void)
+{
+	fx_v1_layout = false;
+	fx_setup();
+	if (!skipped) {
+		put("a/memory.current", "4194304\n");
+		put("a/memory.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+	}
+}
+
+TestSuite(v1notify_v2, .init = init_v2, .fini = fx_teardown, .timeout = 30);
+
+Test(v1notify_v2, thresholds_and_levels_in_the_default_layout)
+{
+	SKIP_UNLESS_READY();
+	g_autofree char *u = slurp("a/memory.usage_in_bytes");
+	cr_assert_str_eq(u, "4194304\n");
+	cr_assert_eq(poke("a/memory.usage_in_bytes", "0"), EINVAL, "read-only, as in v1");
+	g_autofree char *msw = in_mnt("a/memory.memsw.usage_in_bytes");
+	cr_assert_neq(access(msw, F_OK), 0, "no memsw in the default layout");
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int ufd = open_in_mnt("a/memory.usage_in_bytes", O_RDONLY);
+	int cur = open_in_mnt("a/memory.current", O_RDONLY);
+	int pl = open_in_mnt("a/memory.pressure_level", O_RDONLY);
+	cr_assert_eq(reg("a", efd, cur, "16M"), EINVAL, "memory.current is no control file");
+	cr_assert_eq(reg("a", efd, ufd, "16M"), 0);
+	cr_assert_eq(reg("a", efd, pl, "critical,hierarchy"), 0);
+	put("a/memory.current", "33554432\n");
+	cr_assert_eq(wait_signal(efd, 1000), 1, "crossed upwards");
+	close(pl);
+	close(cur);
+	close(ufd);
+	close(efd);
+}
