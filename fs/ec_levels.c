@@ -348,13 +348,23 @@ static gpointer levels_thread(gpointer data)
 			if (read(lv->wake, &cnt, sizeof cnt) < 0 && errno != EAGAIN)
 				g_warning("event_control: levels wake read failed: %s", g_strerror(errno));
 		}
-		/* the highest level fired per cgroup: one event each */
+		/* the highest level fired per cgroup: one event each. A removed cgroup's file
+		 * polls POLLERR | POLLPRI for ever (kernfs_fop_poll once the node is
+		 * deactivated): no event, its triggers go (the removed hook drops the listeners). */
 		GPtrArray *fired = g_ptr_array_new();
 		for (guint i = 1; r > 0 && i < pfds->len; i++) {
-			if (!(v[i].revents & (POLLPRI | POLLERR)))
-				continue;
 			lv_cg *g = g_array_index(owner, gpointer, i - 1);
-			if (!g_ptr_array_find(fired, g, NULL))
+			if (v[i].revents & (POLLERR | POLLNVAL)) {
+				for (int l = 0; l < OD_VMP_NLEVELS; l++)
+					if (g->trig[l] == v[i].fd) {
+						close(g->trig[l]);
+						g->trig[l] = -1;
+					}
+				g->psi_failed = true;
+				v[i].revents = 0;
+				continue;
+			}
+			if ((v[i].revents & POLLPRI) && !g_ptr_array_find(fired, g, NULL))
 				g_ptr_array_add(fired, g);
 		}
 		g_ptr_array_sort(fired, deeper_first);
@@ -369,11 +379,6 @@ static gpointer levels_thread(gpointer data)
 							top = l;
 			g_array_index(lvl, int, f) = top;
 		}
-		for (guint f = fired->len; f-- > 0;)
-			if (g_array_index(lvl, int, f) < 0) { /* POLLERR alone: the cgroup went */
-				g_ptr_array_remove_index(fired, f);
-				g_array_remove_index(lvl, f);
-			}
 		if (fired->len)
 			deliver(e, recent, fired, (int *)lvl->data);
 		g_ptr_array_unref(fired);
