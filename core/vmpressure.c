@@ -162,7 +162,16 @@ void od_vmp_recent_note(od_vmp_recent *r, const char *path, od_vmp_level lev, in
 	found->when[lev] = now ? now : 1;
 }
 
-static bool below(const char *parent, const char *child)
+int od_vmp_level_of_events(const uint64_t old[OD_VMP_NEVENTS], const uint64_t now[OD_VMP_NEVENTS])
+{
+	if (now[2] > old[2] || now[3] > old[3])
+		return OD_VMP_CRITICAL;
+	if (now[0] > old[0] || now[1] > old[1])
+		return OD_VMP_LOW;
+	return -1;
+}
+
+bool od_path_below(const char *parent, const char *child)
 {
 	size_t n = strlen(parent);
 	if (n == 0)
@@ -174,7 +183,7 @@ bool od_vmp_recent_below(od_vmp_recent *r, const char *path, od_vmp_level lev, i
 {
 	for (guint i = 0; i < r->h->len; i++) {
 		heard *x = g_ptr_array_index(r->h, i);
-		if (!below(path, x->path))
+		if (!od_path_below(path, x->path))
 			continue;
 		for (int l = lev; l < OD_VMP_NLEVELS; l++)
 			if (x->when[l] && now - x->when[l] <= OD_VMP_WINDOW_NS)

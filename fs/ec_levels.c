@@ -14,6 +14,10 @@
  * fired per cgroup as that cgroup's event, deepest cgroups first, and applies v1's walk
  * (od_vmp_hears) with the recent book standing for "heard below" (v1events.h).
  *
+ * The limit events of each such cgroup (memory.events.local, ec_limits.c) are events of
+ * their own, with the cgroup as the origin of v1's walk: its listeners, then its ancestors'
+ * (hierarchy always, local never, default if nobody below heard), as vmpressure_work_fn.
+ *
  * Threads: this one ("oomd-fs-levels") owns the cgroup records' descriptors and frees
  * the records; FUSE workers add records and thresholds under e->lock
  * (ec_levels_add_locked). Nothing here is on the kill path: signals go to the notifier
@@ -46,6 +50,7 @@ struct ec_levels {
 	int wake;
 	GThread *thread;
 	bool stop;       /* under e->lock */
+	ec_limits *limits; /* the thread's */
 };
 
 static void cg_free(lv_cg *g)
@@ -291,6 +296,53 @@ static void deliver(fs_evctl *e, od_vmp_recent *recent, GPtrArray *fired, const 
 	}
 }
 
+/* A limit event of record g: v1's walk from g up through the records above it. */
+static void deliver_walk(fs_evctl *e, od_vmp_recent *recent, GPtrArray *all, lv_cg *g, od_vmp_level lev)
+{
+	GPtrArray *chain = g_ptr_array_new();
+	g_ptr_array_add(chain, g);
+	for (guint i = 0; i < all->len; i++) {
+		lv_cg *a = g_ptr_array_index(all, i);
+		if (od_path_below(a->path, g->path))
+			g_ptr_array_add(chain, a);
+	}
+	g_ptr_array_sort(chain, deeper_first);
+	int64_t now = g_get_monotonic_time() * 1000;
+	bool signalled = false;
+	g_mutex_lock(&e->lock);
+	for (guint up = 0; up < chain->len; up++) {
+		lv_cg *r = g_ptr_array_index(chain, up);
+		GPtrArray *batch = g_ptr_array_new_with_free_func(ec_listener_unref);
+		for (guint j = 0; j < e->all->len; j++) {
+			ec_listener *l = g_ptr_array_index(e->all, j);
+			if (l->kind == EC_PRESSURE && l->id == r->id && od_vmp_hears(l->level, l->mode, up, lev, signalled))
+				g_ptr_array_add(batch, ec_listener_ref(l));
+		}
+		if (batch->len) {
+			signalled = true;
+			od_vmp_recent_note(recent, r->path, lev, now);
+			ec_push_job(e, JOB_SIGNAL, r->id, batch);
+		} else {
+			g_ptr_array_unref(batch);
+		}
+	}
+	g_mutex_unlock(&e->lock);
+	g_ptr_array_unref(chain);
+}
+
+typedef struct {
+	GPtrArray *origin;
+	GArray *level;
+} lv_limit_events;
+
+static void on_limit(gpointer key, od_vmp_level lev, void *ud)
+{
+	lv_limit_events *x = ud;
+	int l = (int)lev;
+	g_ptr_array_add(x->origin, key);
+	g_array_append_val(x->level, l);
+}
+
 static gpointer levels_thread(gpointer data)
 {
 	fs_evctl *e = data;
@@ -298,7 +350,7 @@ static gpointer levels_thread(gpointer data)
 	od_vmp_recent *recent = od_vmp_recent_new();
 	int64_t last = 0;
 	GArray *pfds = g_array_new(FALSE, FALSE, sizeof(struct pollfd));
-	GArray *owner = g_array_new(FALSE, FALSE, sizeof(gpointer)); /* lv_cg* of pfds[i + 1] */
+	GArray *owner = g_array_new(FALSE, FALSE, sizeof(gpointer)); /* lv_cg* of pfds[i + 2] */
 	GArray *lvl = g_array_new(FALSE, FALSE, sizeof(int));
 	for (;;) {
 		GHashTable *want = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
@@ -316,16 +368,24 @@ static gpointer levels_thread(gpointer data)
 			g_ptr_array_unref(k.all);
 			break;
 		}
+		for (guint i = 0; i < k.gone->len; i++)
+			ec_limits_unwatch(lv->limits, g_ptr_array_index(k.gone, i));
 		g_ptr_array_unref(k.gone); /* closes their descriptors, outside the lock */
 
 		g_array_set_size(pfds, 0);
 		g_array_set_size(owner, 0);
 		struct pollfd w = { .fd = lv->wake, .events = POLLIN };
 		g_array_append_val(pfds, w);
+		struct pollfd lim = { .fd = ec_limits_fd(lv->limits), .events = POLLIN };
+		g_array_append_val(pfds, lim);
 		for (guint i = 0; i < k.all->len; i++) {
 			lv_cg *g = g_ptr_array_index(k.all, i);
 			gpointer lo = g_hash_table_lookup(want, &g->id);
 			arm(g, lo ? GPOINTER_TO_INT(lo) - 1 : -1);
+			if (lo)
+				ec_limits_watch(lv->limits, g, g->dirfd, g->path);
+			else
+				ec_limits_unwatch(lv->limits, g);
 			for (int l = 0; l < OD_VMP_NLEVELS; l++) {
 				if (g->trig[l] < 0)
 					continue;
@@ -348,12 +408,21 @@ static gpointer levels_thread(gpointer data)
 			if (read(lv->wake, &cnt, sizeof cnt) < 0 && errno != EAGAIN)
 				g_warning("event_control: levels wake read failed: %s", g_strerror(errno));
 		}
+		if (r > 0 && (v[1].revents & POLLIN)) {
+			lv_limit_events le = { g_ptr_array_new(), g_array_new(FALSE, FALSE, sizeof(int)) };
+			ec_limits_read(lv->limits, on_limit, &le);
+			for (guint i = 0; i < le.origin->len; i++)
+				deliver_walk(e, recent, k.all, g_ptr_array_index(le.origin, i),
+					     (od_vmp_level)g_array_index(le.level, int, i));
+			g_ptr_array_unref(le.origin);
+			g_array_unref(le.level);
+		}
 		/* the highest level fired per cgroup: one event each. A removed cgroup's file
 		 * polls POLLERR | POLLPRI for ever (kernfs_fop_poll once the node is
 		 * deactivated): no event, its triggers go (the removed hook drops the listeners). */
 		GPtrArray *fired = g_ptr_array_new();
-		for (guint i = 1; r > 0 && i < pfds->len; i++) {
-			lv_cg *g = g_array_index(owner, gpointer, i - 1);
+		for (guint i = 2; r > 0 && i < pfds->len; i++) {
+			lv_cg *g = g_array_index(owner, gpointer, i - 2);
 			if (v[i].revents & (POLLERR | POLLNVAL)) {
 				for (int l = 0; l < OD_VMP_NLEVELS; l++)
 					if (g->trig[l] == v[i].fd) {
@@ -372,8 +441,8 @@ static gpointer levels_thread(gpointer data)
 		for (guint f = 0; f < fired->len; f++) {
 			lv_cg *g = g_ptr_array_index(fired, f);
 			int top = -1;
-			for (guint i = 1; i < pfds->len; i++)
-				if (g_array_index(owner, gpointer, i - 1) == g && (v[i].revents & POLLPRI))
+			for (guint i = 2; i < pfds->len; i++)
+				if (g_array_index(owner, gpointer, i - 2) == g && (v[i].revents & POLLPRI))
 					for (int l = 0; l < OD_VMP_NLEVELS; l++)
 						if (g->trig[l] == v[i].fd && l > top)
 							top = l;
@@ -408,6 +477,7 @@ ec_levels *ec_levels_new(fs_evctl *e, int *err)
 		return NULL;
 	}
 	lv->cgs = g_hash_table_new(g_int64_hash, g_int64_equal);
+	lv->limits = ec_limits_new();
 	e->levels = lv;
 	GError *ge = NULL;
 	lv->thread = g_thread_try_new("oomd-fs-levels", levels_thread, e, &ge);
@@ -415,6 +485,7 @@ ec_levels *ec_levels_new(fs_evctl *e, int *err)
 		g_warning("cannot start the thresholds thread: %s", ge->message);
 		g_error_free(ge);
 		e->levels = NULL;
+		ec_limits_free(lv->limits);
 		g_hash_table_unref(lv->cgs);
 		close(lv->wake);
 		g_free(lv);
@@ -440,6 +511,7 @@ void ec_levels_free(fs_evctl *e)
 	while (g_hash_table_iter_next(&it, NULL, &v))
 		cg_free(v);
 	g_hash_table_unref(lv->cgs);
+	ec_limits_free(lv->limits);
 	e->levels = NULL;
 	close(lv->wake);
 	g_free(lv);

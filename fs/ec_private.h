@@ -120,6 +120,17 @@ void ec_levels_free(fs_evctl *e); /* stops and joins the thread */
 int ec_levels_add_locked(fs_evctl *e, ec_listener *l, int dirfd, bool is_root, uint64_t usage);
 /* The set of listeners changed (a listener left): the thread looks again. Never blocks. */
 void ec_levels_kick(fs_evctl *e);
+/* The limit events of cgroups with pressure listeners (ec_limits.c), the levels thread's. */
+typedef struct ec_limits ec_limits;
+ec_limits *ec_limits_new(void);
+void ec_limits_free(ec_limits *x);
+int ec_limits_fd(const ec_limits *x); /* poll for POLLIN; -1 if inotify failed */
+/* Watches path/memory.events.local for record key (dirfd: its directory, borrowed until
+ * unwatched). 0 or -errno (the root cgroup has none). */
+int ec_limits_watch(ec_limits *x, gpointer key, int dirfd, const char *path);
+void ec_limits_unwatch(ec_limits *x, gpointer key);
+/* The descriptor was readable: fn(key, level) for each record whose events moved. */
+void ec_limits_read(ec_limits *x, void (*fn)(gpointer key, od_vmp_level lev, void *ud), void *ud);
 
 /* The threads' bodies; data is the fs_evctl. */
 gpointer ec_notify_thread(gpointer data);

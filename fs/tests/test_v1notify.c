@@ -158,6 +158,64 @@ Test(v1notify, pressure_level_file_and_arguments)
 	close(efd);
 }
 
+/* Writes a fixture file in place (put() replaces it: a watch on the old inode would not see it). */
+static void rewrite(const char *rel, const char *content)
+{
+	g_autofree char *p = g_build_filename(fixture, rel, NULL);
+	int fd = open(p, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, content, strlen(content)), (ssize_t)strlen(content));
+	close(fd);
+}
+
+/* A limit event (memory.events.local of a/b moves: the fixture's file is written, inotify
+ * sees it as it sees kernfs' notification) walks up as vmpressure_work_fn: a/b's listener,
+ * then a's hierarchy listener; a's default one not (heard below), a's local one never. */
+Test(v1notify, limit_events_walk_up_as_v1)
+{
+	SKIP_UNLESS_READY();
+	const char *zero = "max 0\nhigh 0\noom 0\noom_kill 0\n";
+	put("a/memory.events.local", zero);
+	put("a/b/memory.events.local", zero);
+	put("a/b/memory.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+	int child = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int crit = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int def = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int hier = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int loc = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int plb = open_in_mnt("a/b/memory.pressure_level", O_RDONLY);
+	int pla = open_in_mnt("a/memory.pressure_level", O_RDONLY);
+	cr_assert_eq(reg("a/b", child, plb, "low"), 0);
+	cr_assert_eq(reg("a/b", crit, plb, "critical"), 0);
+	cr_assert_eq(reg("a", def, pla, "low"), 0);
+	cr_assert_eq(reg("a", hier, pla, "low,hierarchy"), 0);
+	cr_assert_eq(reg("a", loc, pla, "low,local"), 0);
+	g_usleep(300000); /* the levels thread arms its watches */
+	rewrite("a/b/memory.events.local", "max 3\nhigh 0\noom 0\noom_kill 0\n");
+	cr_assert_eq(wait_signal(child, 1000), 1, "a limit hit of a/b: low");
+	cr_assert_eq(wait_signal(hier, 500), 1, "hierarchy: always");
+	cr_assert_eq(drain(crit), 0, "a limit hit is no critical event");
+	cr_assert_eq(drain(def), 0, "default: heard below");
+	cr_assert_eq(drain(loc), 0, "local: not its own limit");
+	rewrite("a/b/memory.events.local", "max 3\nhigh 0\noom 1\noom_kill 1\n");
+	cr_assert_eq(wait_signal(crit, 1000), 1, "an OOM of a/b: critical");
+	cr_assert_eq(wait_signal(child, 500), 1, "critical reaches low listeners too");
+	cr_assert_eq(wait_signal(hier, 500), 1);
+	cr_assert_eq(drain(def) + drain(loc), 0);
+	rewrite("a/memory.events.local", "max 1\nhigh 0\noom 0\noom_kill 0\n");
+	cr_assert_eq(wait_signal(def, 1000), 1, "a's own limit: its default listener");
+	cr_assert_eq(wait_signal(loc, 500), 1, "and its local one");
+	cr_assert_eq(wait_signal(hier, 500), 1);
+	cr_assert_eq(drain(child), 0, "nothing goes down the tree");
+	close(pla);
+	close(plb);
+	close(loc);
+	close(hier);
+	close(def);
+	close(crit);
+	close(child);
+}
+
 /* voluntary context switches of our thread called name */
 static long switches_of(const char *name)
 {

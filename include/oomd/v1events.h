@@ -77,6 +77,17 @@ size_t od_vmp_psi_trigger(od_vmp_level l, char *buf, size_t size);
 /* The PSI window of every trigger (ns): a trigger fires at most once per window. */
 #define OD_VMP_WINDOW_NS 1000000000LL
 
+/* The limit events of a cgroup (memory.events.local: max, high, oom, oom_kill, in that
+ * order) moved from old to now: the pressure level of the reclaim targeted at that
+ * cgroup's own limit, or -1 for none. v1 produced such events (vmpressure with the
+ * memcg whose limit was hit as target) at every 512 pages scanned: an OOM (reclaim freed
+ * nothing) is critical, a limit hit or memory.high throttling that did not end in one is
+ * low (its reclaim efficiency is unknown here). */
+#define OD_VMP_NEVENTS 4
+int od_vmp_level_of_events(const uint64_t old[OD_VMP_NEVENTS], const uint64_t now[OD_VMP_NEVENTS]);
+/* Is child strictly below parent? Paths '/'-separated without a trailing slash. */
+bool od_path_below(const char *parent, const char *child);
+
 /* With PSI every cgroup that has listeners has triggers of its own, and a stall
  * below raises the pressure of every ancestor too: where v1 walks one event upwards,
  * here each cgroup's triggers fire. The recent book tells an ancestor's default and

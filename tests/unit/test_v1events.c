@@ -256,3 +256,23 @@ Test(vmpressure, recent_book_is_below_and_within_the_window)
 	cr_assert(od_vmp_recent_below(r, "", OD_VMP_LOW, MS(5000)));
 	od_vmp_recent_free(r);
 }
+
+Test(vmpressure, limit_events_as_levels)
+{
+	uint64_t a[OD_VMP_NEVENTS] = { 5, 7, 1, 1 };
+	uint64_t b[OD_VMP_NEVENTS] = { 5, 7, 1, 1 };
+	cr_assert_eq(od_vmp_level_of_events(a, b), -1, "nothing moved");
+	b[0] = 6;
+	cr_assert_eq(od_vmp_level_of_events(a, b), OD_VMP_LOW, "the limit was hit: reclaim ran");
+	b[0] = 5;
+	b[1] = 8;
+	cr_assert_eq(od_vmp_level_of_events(a, b), OD_VMP_LOW, "memory.high throttled");
+	b[2] = 2;
+	cr_assert_eq(od_vmp_level_of_events(a, b), OD_VMP_CRITICAL, "an OOM: reclaim freed nothing");
+	b[2] = 1;
+	b[3] = 2;
+	cr_assert_eq(od_vmp_level_of_events(a, b), OD_VMP_CRITICAL);
+	cr_assert(od_path_below("/a", "/a/b"));
+	cr_assert_not(od_path_below("/a", "/ab"));
+	cr_assert_not(od_path_below("/a", "/a"));
+}
