@@ -344,7 +344,7 @@ v1native_enter() {
 	if [ "${1:-}" != phase2 ]; then
 		mycg=$CGROOT$(sed -n 's/^0:://p' /proc/self/cgroup)
 		for p in $(cat "$mycg/cgroup.procs"); do
-			if tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q '^timeout '; then
+			if tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -q '^timeout '; then
 				[ "$p" = $$ ] || { echo "ending the runner's watchdog (pid $p) of this scenario"; kill -KILL "$p"; }
 			else
 				echo "$p" >"$CGROOT/cgroup.procs" 2>/dev/null

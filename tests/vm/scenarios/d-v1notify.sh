@@ -51,7 +51,7 @@ side() {
 	cgevl hog "$C" 48 1000 >/tmp/ev.$T.hogB
 	sleep 2
 	r0=$(now_ms)
-	echo "# $T c memory.pressure: $(tr '\n' ' ' <"$CGROOT/$N/c/memory.pressure" 2>/dev/null)"
+	echo "# $T c memory.pressure: $(tr '\n' ' ' 2>/dev/null <"$CGROOT/$N/c/memory.pressure")"
 	rmdir "$C" || echo "$T: rmdir $C failed"
 	sleep 1
 	rmdir "$P" || echo "$T: rmdir $P failed"
