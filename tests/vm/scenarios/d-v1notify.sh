@@ -86,8 +86,16 @@ if [ $native = 1 ]; then
 	echo "--- native:"; cat /tmp/v1n.native
 	v1native_umount
 else
-	# 6.1's native transcript (d-v1notify on 6.1, the run recorded in docs/V1-LAYOUT.md)
+	# 6.1's native transcript (d-v1notify on 6.1, 2026-12-05: the same in each run)
 	cat >/tmp/v1n.native <<'GOLDEN'
+hog A: exit=0
+hog B: killed
+thr: A 2 B 2 rmdir 1
+low: A - B heard rmdir 1
+crit: A - B heard rmdir 1
+pdef: A - B - rmdir 1
+phier: A - B heard rmdir 1
+ploc: A - B - rmdir 1
 GOLDEN
 fi
 start_daemon /shadow --layout v1
