@@ -51,6 +51,7 @@ side() {
 	cgevl hog "$C" 48 1000 >/tmp/ev.$T.hogB
 	sleep 2
 	r0=$(now_ms)
+	echo "# $T phases start: A $a0 B $b0 rmdir $r0"
 	echo "# $T c memory.pressure: $(tr '\n' ' ' 2>/dev/null <"$CGROOT/$N/c/memory.pressure")"
 	rmdir "$C" || echo "$T: rmdir $C failed"
 	sleep 1
