@@ -216,6 +216,36 @@ Test(v1notify, limit_events_walk_up_as_v1)
 	close(child);
 }
 
+/* Issue 10's bounds count every kind of listener together: a process at its 256 (thresholds
+ * and pressure levels) gets ENOMEM for one more of any kind, and room again once its
+ * listeners are gone; 256 thresholds sampled cost one wake-up per period, not 256. */
+Test(v1notify, bounds_count_every_kind, .timeout = 60)
+{
+	SKIP_UNLESS_READY();
+	uint64_t id = real_ino("a");
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int u = open_in_mnt("a/memory.usage_in_bytes", O_RDONLY);
+	int pl = open_in_mnt("a/memory.pressure_level", O_RDONLY);
+	int oc = open_in_mnt("a/memory.oom_control", O_RDONLY);
+	for (int i = 0; i < 200; i++)
+		cr_assert_eq(reg("a", efd, u, "1G"), 0, "threshold %d", i);
+	for (int i = 0; i < 56; i++)
+		cr_assert_eq(reg("a", efd, pl, "low"), 0, "level %d", i);
+	cr_assert_eq(reg("a", efd, oc, NULL), ENOMEM, "an OOM listener beyond the 256");
+	cr_assert_eq(reg("a", efd, u, "2G"), ENOMEM);
+	cr_assert_eq(fs_evctl_count(fs->evctl, id), 256);
+	put("a/memory.current", "2147483648\n");
+	cr_assert_eq(wait_signal(efd, 1000), 200, "each threshold crossed once, in one period");
+	stub_controller_removed(ctl, id);
+	fs_evctl_sync(fs->evctl);
+	cr_assert_eq(reg("a/b", efd, open_in_mnt("a/b/memory.oom_control", O_RDONLY), NULL), 0,
+		     "room again once they are gone");
+	close(oc);
+	close(pl);
+	close(u);
+	close(efd);
+}
+
 /* voluntary context switches of our thread called name */
 static long switches_of(const char *name)
 {
@@ -244,8 +274,14 @@ static long switches_of(const char *name)
 Test(v1notify, sampler_sleeps_while_nothing_is_registered)
 {
 	SKIP_UNLESS_READY();
-	long a = switches_of("oomd-fs-levels");
+	long a = -1;
+	for (int i = 0; i < 100 && a < 0; i++) { /* the thread names itself once it runs */
+		g_usleep(10000);
+		a = switches_of("oomd-fs-levels");
+	}
 	cr_assert_geq(a, 0, "the levels thread is there");
+	g_usleep(200000); /* its first look at the (empty) set of listeners */
+	a = switches_of("oomd-fs-levels");
 	g_usleep(1000000);
 	cr_assert_eq(switches_of("oomd-fs-levels"), a, "no wake-up in 1 s with nothing registered");
 	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
