@@ -1,11 +1,15 @@
-/* event_control.c — cgroup-v1 OOM listeners registered by writing
- * "<event_fd> <control_fd>" to cgroup.event_control.
+/* event_control.c — cgroup-v1 listeners registered by writing
+ * "<event_fd> <control_fd>[ <args>]" to cgroup.event_control: OOM listeners
+ * (memory.oom_control), usage thresholds (memory.usage_in_bytes,
+ * memory.memsw.usage_in_bytes and a size) and pressure levels (memory.pressure_level and
+ * "<level>[,<mode>]"); the last two are followed by ec_levels.c.
  *
  * The numbers name descriptors in the *caller's* process. They are checked in
  * procfs before anything is taken (fdguard.h: readlink and fdinfo never call into
  * the file's filesystem): the event fd must be an eventfd (EINVAL), the control fd
- * this cgroup's shadow memory.oom_control (EINVAL, by fdinfo's mnt_id and ino), a
- * bad number EBADF — as memcg_write_event_control answered. Only the eventfd is
+ * one of this cgroup's shadow control files (EINVAL, by fdinfo's mnt_id and ino) that the
+ * writer may read (EACCES), the arguments what that file's register_event takes (EINVAL),
+ * a bad number EBADF — as memcg_write_event_control answered. Only the eventfd is
  * then taken (pidfd of the caller's thread-group leader, pidfd_getfd) and checked
  * again; the control fd is never taken.
  *
@@ -14,9 +18,9 @@
  * write bounded (ec_signal.h). A listener whose counter stays full is skipped, one
  * that fills it under our write is dropped with a log line.
  *
- * A listener is signalled on the controller's notify hook (OOM onset of its
- * cgroup or an ancestor), at once when it registers during a hold, and a last
- * time when its cgroup is removed (ec_notify.c). It is dropped with its cgroup or
+ * An OOM listener is signalled on the controller's notify hook (OOM onset of its
+ * cgroup or an ancestor) and at once when it registers during a hold; every listener
+ * a last time when its cgroup is removed (ec_notify.c). It is dropped with its cgroup or
  * when its process exits, unless another process holds its eventfd (ec_exit.c).
  */
 #include <errno.h>
