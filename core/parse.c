@@ -150,7 +150,8 @@ static unsigned long decimal(const char **s, const char *end)
 	return (unsigned long)digits(s, end, 10, &overflow);
 }
 
-int od_parse_event_control(const char *buf, size_t len, int *event_fd, int *control_fd)
+int od_parse_event_control_args(const char *buf, size_t len, int *event_fd, int *control_fd,
+				size_t *args_off, size_t *args_len)
 {
 	const char *s = buf, *end = buf + c_strlen(buf, len);
 
@@ -165,5 +166,17 @@ int od_parse_event_control(const char *buf, size_t len, int *event_fd, int *cont
 	/* The kernel would truncate to unsigned int and fail fdget() with EBADF. */
 	*event_fd = efd > (unsigned long)INT32_MAX ? -1 : (int)efd;
 	*control_fd = cfd > (unsigned long)INT32_MAX ? -1 : (int)cfd;
+	/* buf = endp + 1: the arguments run to the stripped end. With nothing after the
+	 * control fd v1 reads past the string's NUL; after a stripped newline that is the
+	 * NUL of the buffer, an empty string, which is what is given here. */
+	const char *a = s == end ? end : s + 1;
+	*args_off = (size_t)(a - buf);
+	*args_len = (size_t)(end - a);
 	return 0;
+}
+
+int od_parse_event_control(const char *buf, size_t len, int *event_fd, int *control_fd)
+{
+	size_t off, alen;
+	return od_parse_event_control_args(buf, len, event_fd, control_fd, &off, &alen);
 }

@@ -130,14 +130,15 @@ gpointer ec_notify_thread(gpointer data)
 	return NULL;
 }
 
-/* References to the listeners of cgroup id now, taken out of the list if remove. */
-static GPtrArray *batch_of(fs_evctl *e, uint64_t id, bool remove)
+/* References to the listeners of cgroup id now (only its OOM listeners if oom), taken
+ * out of the list if remove. */
+static GPtrArray *batch_of(fs_evctl *e, uint64_t id, bool remove, bool oom)
 {
 	GPtrArray *batch = g_ptr_array_new_with_free_func(ec_listener_unref);
 	g_mutex_lock(&e->lock);
 	for (guint i = e->all->len; i-- > 0;) {
 		ec_listener *l = g_ptr_array_index(e->all, i);
-		if (l->id != id)
+		if (l->id != id || (oom && l->kind != EC_OOM))
 			continue;
 		g_ptr_array_add(batch, ec_listener_ref(l));
 		if (remove)
@@ -163,7 +164,7 @@ void fs_evctl_notify(fs_evctl *e, uint64_t id)
 	/* The listeners of this moment, so that an rmdir right after the onset cannot
 	 * take them away before the notifier signals the onset (v1 signals both). */
 	ec_carry_owe(e, id, false);
-	queue_batch(e, id, batch_of(e, id, false));
+	queue_batch(e, id, batch_of(e, id, false, true));
 }
 
 void fs_evctl_removed(fs_evctl *e, uint64_t id)
@@ -171,8 +172,10 @@ void fs_evctl_removed(fs_evctl *e, uint64_t id)
 	/* Out of the list now (counts are exact at once); signalled once, later, by the
 	 * notifier: v1 listeners learn of an rmdir this way. */
 	ec_carry_owe(e, id, true);
-	if (queue_batch(e, id, batch_of(e, id, true)))
+	if (queue_batch(e, id, batch_of(e, id, true, false))) {
 		ec_kick(e);
+		ec_levels_kick(e); /* thresholds and triggers of the cgroup go */
+	}
 }
 
 void fs_evctl_sync(fs_evctl *e)

@@ -7,10 +7,25 @@
 
 #include "fdguard.h"
 #include "fs_private.h"
+#include "oomd/v1events.h"
+
+typedef struct ec_levels ec_levels;
+
+/* What a listener listens to: the control file it registered with. */
+typedef enum {
+	EC_OOM,      /* memory.oom_control */
+	EC_USAGE,    /* memory.usage_in_bytes and a threshold (ec_levels.c) */
+	EC_MEMSW,    /* memory.memsw.usage_in_bytes and a threshold */
+	EC_PRESSURE, /* memory.pressure_level and a level */
+} ec_kind;
 
 typedef struct {
 	gint refs;      /* the list's and each notifier batch's */
 	uint64_t id;
+	ec_kind kind;
+	uint64_t threshold;  /* EC_USAGE, EC_MEMSW: bytes (page-aligned) */
+	od_vmp_level level;  /* EC_PRESSURE */
+	od_vmp_mode mode;
 	uint64_t serial; /* unique: finds the listener again after the lock was let go */
 	pid_t tgid;
 	uid_t uid;      /* the registering request's (log lines) */
@@ -54,6 +69,7 @@ struct fs_evctl {
 	od_controller *ctl;
 	od_hooks_reg *hooks; /* removed before fs_evctl is freed */
 	fs_carry *carry;   /* guarded by lock; NULL until fs_evctl_carry */
+	ec_levels *levels; /* thresholds and pressure levels (ec_levels.c) */
 	/* a successor re-taking carried listeners (ec_carry.c), off the start-up path: what
 	 * happened to cgroups meanwhile is owed to them (guarded by lock) */
 	GThread *retaker;
@@ -88,6 +104,33 @@ void ec_carry_holder(ec_listener *l);
 void ec_carry_owe(fs_evctl *e, uint64_t id, bool removed);
 /* Waits for the re-taking thread (fs_evctl_free). */
 void ec_carry_join(fs_evctl *e);
+
+/* ---- thresholds and pressure levels (ec_levels.c) ----
+ * One thread of its own ("oomd-fs-levels") samples the usage of the cgroups that have
+ * thresholds, every OD_THR_PERIOD_MS while at least one is registered (asleep
+ * otherwise), and polls the PSI triggers of the cgroups that have pressure listeners;
+ * what it finds it queues for the notifier. Its state is guarded by e->lock; it never
+ * holds the lock across a read of a kernel file. */
+ec_levels *ec_levels_new(fs_evctl *e, int *err);
+void ec_levels_free(fs_evctl *e); /* stops and joins the thread */
+/* A FUSE worker registering l (EC_USAGE, EC_MEMSW, EC_PRESSURE) of the cgroup whose
+ * real directory is dirfd; called with e->lock held, after l joined e->all. usage: the
+ * counter of l's kind read just before (thresholds). Crossings of the cgroup's existing
+ * thresholds are queued. 0 or ENOMEM (no descriptor for the cgroup). */
+int ec_levels_add_locked(fs_evctl *e, ec_listener *l, int dirfd, bool is_root, uint64_t usage);
+/* The set of listeners changed (a listener left): the thread looks again. Never blocks. */
+void ec_levels_kick(fs_evctl *e);
+/* The limit events of cgroups with pressure listeners (ec_limits.c), the levels thread's. */
+typedef struct ec_limits ec_limits;
+ec_limits *ec_limits_new(void);
+void ec_limits_free(ec_limits *x);
+int ec_limits_fd(const ec_limits *x); /* poll for POLLIN; -1 if inotify failed */
+/* Watches path/memory.events.local for record key (dirfd: its directory, borrowed until
+ * unwatched). 0 or -errno (the root cgroup has none). */
+int ec_limits_watch(ec_limits *x, gpointer key, int dirfd, const char *path);
+void ec_limits_unwatch(ec_limits *x, gpointer key);
+/* The descriptor was readable: fn(key, level) for each record whose events moved. */
+void ec_limits_read(ec_limits *x, void (*fn)(gpointer key, od_vmp_level lev, void *ud), void *ud);
 
 /* The threads' bodies; data is the fs_evctl. */
 gpointer ec_notify_thread(gpointer data);

@@ -1,11 +1,15 @@
-/* event_control.c — cgroup-v1 OOM listeners registered by writing
- * "<event_fd> <control_fd>" to cgroup.event_control.
+/* event_control.c — cgroup-v1 listeners registered by writing
+ * "<event_fd> <control_fd>[ <args>]" to cgroup.event_control: OOM listeners
+ * (memory.oom_control), usage thresholds (memory.usage_in_bytes,
+ * memory.memsw.usage_in_bytes and a size) and pressure levels (memory.pressure_level and
+ * "<level>[,<mode>]"); the last two are followed by ec_levels.c.
  *
  * The numbers name descriptors in the *caller's* process. They are checked in
  * procfs before anything is taken (fdguard.h: readlink and fdinfo never call into
  * the file's filesystem): the event fd must be an eventfd (EINVAL), the control fd
- * this cgroup's shadow memory.oom_control (EINVAL, by fdinfo's mnt_id and ino), a
- * bad number EBADF — as memcg_write_event_control answered. Only the eventfd is
+ * one of this cgroup's shadow control files (EINVAL, by fdinfo's mnt_id and ino) that the
+ * writer may read (EACCES), the arguments what that file's register_event takes (EINVAL),
+ * a bad number EBADF — as memcg_write_event_control answered. Only the eventfd is
  * then taken (pidfd of the caller's thread-group leader, pidfd_getfd) and checked
  * again; the control fd is never taken.
  *
@@ -14,9 +18,9 @@
  * write bounded (ec_signal.h). A listener whose counter stays full is skipped, one
  * that fills it under our write is dropped with a log line.
  *
- * A listener is signalled on the controller's notify hook (OOM onset of its
- * cgroup or an ancestor), at once when it registers during a hold, and a last
- * time when its cgroup is removed (ec_notify.c). It is dropped with its cgroup or
+ * An OOM listener is signalled on the controller's notify hook (OOM onset of its
+ * cgroup or an ancestor) and at once when it registers during a hold; every listener
+ * a last time when its cgroup is removed (ec_notify.c). It is dropped with its cgroup or
  * when its process exits, unless another process holds its eventfd (ec_exit.c).
  */
 #include <errno.h>
@@ -29,6 +33,10 @@
 #include "cgroup.h"
 #include "ec_bounds.h"
 #include "ec_private.h"
+#include "oomd/engine.h"
+#include "v1files.h"
+#include "v1layout.h"
+#include "v1parse.h"
 
 /* Bounds: ec_bounds.h. Every listener holds two descriptors of ours (its eventfd,
  * its process's pidfd) and a few dozen bytes: EC_MAX_TOTAL listeners cost 8192
@@ -43,6 +51,27 @@ static void hook_notify(void *ud, uint64_t id)
 static void hook_removed(void *ud, uint64_t id)
 {
 	fs_evctl_removed(ud, id);
+}
+
+/* Undoes a fs_evctl_new that failed half-way: the threads it started, then the rest. */
+static fs_evctl *undo_new(fs_evctl *e)
+{
+	if (e->notifier) {
+		ec_push_job(e, JOB_STOP, 0, NULL);
+		g_thread_join(e->notifier);
+	}
+	if (e->thread) {
+		e->stop = true;
+		ec_kick(e);
+		g_thread_join(e->thread);
+	}
+	g_async_queue_unref(e->jobs);
+	g_ptr_array_unref(e->all);
+	fs_closer_free(e->closer);
+	close(e->wake);
+	g_mutex_clear(&e->lock);
+	g_free(e);
+	return NULL;
 }
 
 fs_evctl *fs_evctl_new(od_controller *ctl, int *err)
@@ -71,19 +100,10 @@ fs_evctl *fs_evctl_new(od_controller *ctl, int *err)
 		g_warning("cannot start the OOM listener threads: %s", ge->message);
 		g_error_free(ge);
 		*err = EAGAIN;
-		if (e->thread) {
-			e->stop = true;
-			ec_kick(e);
-			g_thread_join(e->thread);
-		}
-		g_async_queue_unref(e->jobs);
-		g_ptr_array_unref(e->all);
-		fs_closer_free(e->closer);
-		close(e->wake);
-		g_mutex_clear(&e->lock);
-		g_free(e);
-		return NULL;
+		return undo_new(e);
 	}
+	if (!ec_levels_new(e, err))
+		return undo_new(e);
 	e->ctl = ctl;
 	if (ctl) {
 		od_hooks h = { .notify = hook_notify, .removed = hook_removed, .ud = e };
@@ -99,6 +119,7 @@ void fs_evctl_free(fs_evctl *e)
 	if (e->ctl)
 		od_controller_remove_hooks(e->ctl, e->hooks); /* no hook call after it */
 	ec_carry_join(e); /* before the notifier goes: it queues signals */
+	ec_levels_free(e); /* likewise */
 
 	/* Bounded: each write the notifier has queued takes at most EC_SIGNAL_TIMEOUT_MS. */
 	ec_push_job(e, JOB_STOP, 0, NULL);
@@ -127,9 +148,22 @@ void fs_evctl_free(fs_evctl *e)
 	g_free(e);
 }
 
-/* Is descriptor control_fd of process tgid this cgroup's shadow memory.oom_control?
- * Read from procfs: never fstat a caller's descriptor (fdguard.h). 0, EBADF or EINVAL. */
-static int check_control(const fs_synth_ctx *c, pid_t tgid, int control_fd)
+/* The control files memcg_write_event_control knows, by name (6.1 mm/memcontrol.c). */
+static const struct {
+	const char *name;
+	ec_kind kind;
+} controls[] = {
+	{ "memory.usage_in_bytes", EC_USAGE },
+	{ "memory.oom_control", EC_OOM },
+	{ "memory.pressure_level", EC_PRESSURE },
+	{ "memory.memsw.usage_in_bytes", EC_MEMSW },
+};
+
+/* Is descriptor control_fd of process tgid one of this cgroup's shadow control files?
+ * Which one in *kind and *file. Read from procfs: never fstat a caller's descriptor
+ * (fdguard.h). 0, EBADF or EINVAL. */
+static int check_control(const fs_synth_ctx *c, pid_t tgid, int control_fd, ec_kind *kind,
+			 const fs_synth **file)
 {
 	dev_t dev;
 	uint64_t ino;
@@ -142,9 +176,46 @@ static int check_control(const fs_synth_ctx *c, pid_t tgid, int control_fd)
 	struct stat dst;
 	if (fstat(c->dirfd, &dst) < 0)
 		return EINVAL;
-	const fs_synth *ctl = fs_synth_find("memory.oom_control");
-	uint64_t want = fs_inodes_find_synth(c->fs->inodes, dst.st_dev, dst.st_ino, ctl);
-	return want != 0 && ino == want ? 0 : EINVAL;
+	for (size_t i = 0; i < G_N_ELEMENTS(controls); i++) {
+		const fs_synth *s = fs_layout_find(c->fs->opts.v1_layout, controls[i].name);
+		uint64_t want = s ? fs_inodes_find_synth(c->fs->inodes, dst.st_dev, dst.st_ino, s) : 0;
+		if (want != 0 && ino == want) {
+			*kind = controls[i].kind;
+			*file = s;
+			return 0;
+		}
+	}
+	return EINVAL;
+}
+
+/* The arguments of a threshold or a pressure level, as the register_event functions of
+ * 6.1 read them: page_counter_memparse(args, "-1") for a threshold (not stripped: a
+ * leading blank is EINVAL), vmpressure_register_event's "<level>[,<mode>]". */
+static int parse_args(ec_listener *l, const fs_synth_ctx *c, const char *args, size_t alen)
+{
+	if (l->kind == EC_OOM)
+		return 0; /* mem_cgroup_oom_register_event takes no arguments */
+	if (l->kind == EC_PRESSURE)
+		return od_vmp_parse(args, alen, &l->level, &l->mode);
+	if (alen && g_ascii_isspace(args[0]))
+		return EINVAL;
+	uint64_t t;
+	int r = fs_v1_parse_memory(c->page_size, args, alen, &t);
+	if (r)
+		return r;
+	l->threshold = t == OE_UNLIMITED ? UINT64_MAX : t;
+	return 0;
+}
+
+/* file_permission(cfile, MAY_READ) of memcg_write_event_control, on the shadow file's
+ * attributes (the real file it shows: fs_synth_attr). 0 or EACCES. */
+static int control_readable(const fs_synth_ctx *c, fs_caller *who, const fs_synth *file)
+{
+	if (!c->req)
+		return 0;
+	struct stat st;
+	int r = fs_synth_attr(c->dirfd, file, &st);
+	return r ? r : fs_caller_permission(who, &st, R_OK);
 }
 
 /* Who asks, for the bounds (ec_bounds.h). */
@@ -235,7 +306,8 @@ static int take_eventfd(fs_evctl *e, int pidfd, pid_t tgid, int event_fd, uint64
 	return efd;
 }
 
-int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_fd)
+int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_fd, const char *args,
+			      size_t alen)
 {
 	fs_evctl *e = c->fs ? c->fs->evctl : NULL;
 	if (!e || !c->req)
@@ -276,10 +348,23 @@ int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_f
 		return ESRCH;
 	}
 	/* memcg_write_event_control's order: the eventfd (EBADF, EINVAL), then the control
-	 * file (EBADF), then whether it is memory.oom_control of this cgroup (EINVAL). */
+	 * file (EBADF), the writer's right to read it (EACCES; v1 asks before it looks at the
+	 * file's name: a file not among ours answers EINVAL here, EACCES there if unreadable),
+	 * then whether it is a control file of this cgroup (EINVAL), then its arguments. */
+	ec_kind kind = EC_OOM;
+	const fs_synth *file = NULL;
+	ec_listener parsed = { 0 };
 	int r = fs_fd_is_eventfd(tgid, event_fd);
 	if (!r)
-		r = check_control(c, tgid, control_fd);
+		r = check_control(c, tgid, control_fd, &kind, &file);
+	if (!r)
+		r = control_readable(c, who, file);
+	parsed.kind = kind;
+	if (!r)
+		r = parse_args(&parsed, c, args, alen);
+	uint64_t usage = 0;
+	if (!r && (kind == EC_USAGE || kind == EC_MEMSW))
+		r = fs_v1_usage_value(c, kind == EC_MEMSW, &usage);
 	int efd = r ? -r : take_eventfd(e, pidfd, tgid, event_fd, who_asks.principal);
 	if (efd < 0) {
 		close(pidfd);
@@ -292,6 +377,10 @@ int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_f
 	bool under_oom = fs_cg_view(c, &v) == 0 && v.under_oom;
 
 	ec_listener *l = ec_listener_new(c->id, tgid, rc->uid, efd, pidfd);
+	l->kind = kind;
+	l->threshold = parsed.threshold;
+	l->level = parsed.level;
+	l->mode = parsed.mode;
 	l->principal = who_asks.principal;
 	l->root = who_asks.root;
 	l->stranger = !who_asks.root && !who_asks.owner;
@@ -306,9 +395,19 @@ int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_f
 	}
 	l->serial = ++e->next_serial;
 	g_ptr_array_add(e->all, l);
-	ec_carry_record(e, l);
+	if (kind != EC_OOM) {
+		/* not carried to a successor (docs/DESIGN.md): its records are OOM listeners' */
+		int err = ec_levels_add_locked(e, l, c->dirfd, c->is_root, usage);
+		if (err) {
+			g_ptr_array_remove_fast(e->all, l);
+			g_mutex_unlock(&e->lock);
+			return err;
+		}
+	} else {
+		ec_carry_record(e, l);
+	}
 	/* v1 signals at once when registered while the cgroup is under OOM */
-	if (under_oom) {
+	if (under_oom && kind == EC_OOM) {
 		GPtrArray *one = g_ptr_array_new_with_free_func(ec_listener_unref);
 		g_ptr_array_add(one, ec_listener_ref(l));
 		ec_push_job(e, JOB_SIGNAL, c->id, one);

@@ -31,6 +31,7 @@ enum {
 	FS_SYN_NOTIFY = 1 << 2,  /* content changes are announced by poll (oom_control) */
 	FS_SYN_AS_CALLER = 1 << 3, /* opened for writing with the caller's credentials
 				    * (synthetic: fs_synth_open_as_opener) */
+	FS_SYN_PSI = 1 << 4,       /* present only where the real directory has memory.pressure */
 };
 
 /* A handler may answer this to have the request served by the real file. */
@@ -87,9 +88,11 @@ bool fs_synth_present(const fs_synth *s, fs_memcg_kind kind);
  * (the root cgroup), the owner of memory.stat and the mode of the table. 0 or errno. */
 int fs_synth_attr(int dirfd, const fs_synth *s, struct stat *st);
 
-/* cgroup.event_control (event_control.c): v1 OOM listeners. event_fd and
- * control_fd are descriptor numbers in the calling process. 0 or errno. */
-int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_fd);
+/* cgroup.event_control (event_control.c): v1 listeners of OOM, usage thresholds and
+ * pressure levels. event_fd and control_fd are descriptor numbers in the calling
+ * process, args (alen bytes) what followed them. 0 or errno. */
+int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_fd, const char *args,
+			      size_t alen);
 typedef struct fs_evctl fs_evctl;
 typedef struct fs_carry fs_carry;
 fs_evctl *fs_evctl_new(od_controller *ctl, int *err);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cgroup.h"
+#include "v1files.h"
 #include "fs_private.h"
 #include "oomd/kernel_io.h"
 #include "oomd/engine.h"
@@ -61,27 +62,13 @@ static int control_write(const fs_synth_ctx *c, const char *buf, size_t len)
 static int event_control_write(const fs_synth_ctx *c, const char *buf, size_t len)
 {
 	int efd, cfd;
-	int r = od_parse_event_control(buf, len, &efd, &cfd);
+	size_t off, alen;
+	int r = od_parse_event_control_args(buf, len, &efd, &cfd, &off, &alen);
 	if (r)
 		return r;
-	/* v1's memcg_write_event_control() wants the writer (its credentials at the
-	 * write) to be able to read the control file: file_permission(cfile, MAY_READ).
-	 * The one control file accepted here is this cgroup's memory.oom_control,
-	 * whose attributes are memory.max's. v1 checks it on whatever file control_fd
-	 * is, before it looks at which file that is: for a control_fd that is not this
-	 * memory.oom_control, a writer who cannot read it gets EACCES here where v1
-	 * would answer EINVAL (both refuse). */
-	if (c->req) {
-		struct stat st;
-		r = fs_synth_attr(c->dirfd, fs_synth_find("memory.oom_control"), &st);
-		if (r)
-			return r;
-		g_autoptr(fs_caller) who = fs_caller_new(c->req);
-		r = fs_caller_permission(who, &st, R_OK);
-		if (r)
-			return r;
-	}
-	return fs_event_control_register(c, efd, cfd);
+	/* the writer's right to read the control file (v1's file_permission(cfile,
+	 * MAY_READ)) is checked once the file is known (event_control.c) */
+	return fs_event_control_register(c, efd, cfd, buf + off, alen);
 }
 
 static int memory_read(const fs_synth_ctx *c, bool high, GString *out)
@@ -139,13 +126,19 @@ static const fs_synth table[] = {
 	/* pids are shown and taken in the caller's pid namespace (pids.c) */
 	{ "cgroup.procs", 0, FS_SYN_VIRTUAL | FS_SYN_AS_CALLER, 5, fs_procs_read, fs_procs_write, NULL },
 	{ "cgroup.threads", 0, FS_SYN_VIRTUAL | FS_SYN_AS_CALLER, 6, fs_procs_read, fs_threads_write, NULL },
+	/* v1's control files of thresholds and pressure levels (event_control.c), where a
+	 * v1 client looks for them; no v2 file has these names. usage_in_bytes shows what
+	 * the v1 layout's does (memory.current; the root's anon + file). pressure_level has
+	 * no handler and mode 0, as v1's cftype; present where the kernel has PSI. */
+	{ "memory.usage_in_bytes", 0444, FS_SYN_ROOT, 7, fs_v1_usage_read, NULL, "memory.current" },
+	{ "memory.pressure_level", 0, FS_SYN_ROOT | FS_SYN_PSI, 8, NULL, NULL, "memory.pressure" },
 };
 
 G_STATIC_ASSERT(G_N_ELEMENTS(table) < (1u << FS_SYN_SHIFT));
 
 const fs_synth *fs_synth_find(const char *name)
 {
-	/* Every name we handle starts with "memory." or "cgroup.e"; most lookups miss here. */
+	/* Every name we handle starts with "memory." or "cgroup."; most lookups miss here. */
 	if (name[0] != 'm' && name[0] != 'c')
 		return NULL;
 	for (size_t i = 0; i < G_N_ELEMENTS(table); i++)

@@ -21,6 +21,9 @@ void fs_v1_put(const fs_synth_ctx *c, GString *out, uint64_t bytes);
 int fs_v1_limit_read(const fs_synth_ctx *c, GString *out);
 int fs_v1_limit_write(const fs_synth_ctx *c, const char *buf, size_t len);
 int fs_v1_usage_read(const fs_synth_ctx *c, GString *out);
+/* What memory.usage_in_bytes (memsw: memory.memsw.usage_in_bytes) shows, in bytes; only
+ * c->dirfd and c->is_root are used (the thresholds' sampler, ec_levels.c). 0 or errno. */
+int fs_v1_usage_value(const fs_synth_ctx *c, bool memsw, uint64_t *v);
 int fs_v1_max_usage_read(const fs_synth_ctx *c, GString *out);
 int fs_v1_max_usage_write(const fs_synth_ctx *c, const char *buf, size_t len);
 int fs_v1_failcnt_read(const fs_synth_ctx *c, GString *out);

@@ -57,6 +57,9 @@ static const fs_synth v1_table[] = {
 	  "memory.max" },
 	/* v1 has it in every cgroup but refuses it in the root */
 	{ "memory.force_empty", 0200, R, 16, NULL, fs_v1_force_empty_write, "memory.reclaim" },
+	/* no read or write handler in v1 (cgroup_file_mode: mode 0); a control file of
+	 * cgroup.event_control only (event_control.c). Where the kernel has PSI. */
+	{ "memory.pressure_level", 0, R | FS_SYN_PSI, 17, NULL, NULL, "memory.pressure" },
 };
 #undef R
 #define N_SHARED 3u
@@ -96,6 +99,8 @@ bool fs_layout_present(bool v1, const fs_synth *s, fs_memcg_kind kind, int dirfd
 		return false;
 	if (v1 && (s->flags & FS_V1_SWAP))
 		return kind == FS_MEMCG_ROOT || od_kio_exists(dirfd, "memory.swap.current");
+	if (s->flags & FS_SYN_PSI)
+		return od_kio_exists(dirfd, "memory.pressure");
 	return true;
 }
 

@@ -109,6 +109,13 @@ static int usage_of(const fs_synth_ctx *c, uint64_t *u)
 	return r;
 }
 
+static int memsw_usage_of(const fs_synth_ctx *c, bool peak, uint64_t *v);
+
+int fs_v1_usage_value(const fs_synth_ctx *c, bool memsw, uint64_t *v)
+{
+	return memsw ? memsw_usage_of(c, false, v) : usage_of(c, v);
+}
+
 int fs_v1_usage_read(const fs_synth_ctx *c, GString *out)
 {
 	uint64_t u;

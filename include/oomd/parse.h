@@ -30,5 +30,9 @@ size_t od_format_oom_control(int disable, int under_oom, uint64_t oom_kill, char
 /* cgroup.event_control: "<event_fd> <control_fd>[ <args>]" with a trailing NUL or
  * newline accepted, as v1's memcg_write_event_control parses it. EINVAL on bad input. */
 int od_parse_event_control(const char *buf, size_t len, int *event_fd, int *control_fd);
+/* The same, with where the arguments after "<control_fd> " start in buf and how long they
+ * are up to the stripped end (a threshold, a pressure level): len 0 when there are none. */
+int od_parse_event_control_args(const char *buf, size_t len, int *event_fd, int *control_fd,
+				size_t *args_off, size_t *args_len);
 
 #endif

@@ -250,3 +250,23 @@ Test(parse_memory, memparse_bases_and_suffixes)
 	MEM_OK("1P", 1ULL << 50);
 	MEM_OK("\tmax\n", OE_UNLIMITED);
 }
+
+static void args_of(const char *s, size_t n, const char *want)
+{
+	int a, b;
+	size_t off = 99, len = 99;
+	cr_assert_eq(od_parse_event_control_args(s, n, &a, &b, &off, &len), 0);
+	cr_expect(len == strlen(want) && memcmp(s + off, want, len) == 0, "args of \"%.*s\": \"%.*s\"",
+		  (int)n, s, (int)len, s + off);
+}
+
+Test(event_control, arguments_run_to_the_stripped_end)
+{
+	args_of("3 4 16M", 7, "16M");
+	args_of("3 4 16M\n", 8, "16M");
+	args_of("3 4  low", 8, " low"); /* v1 strips the whole line only */
+	args_of("3 4 low,hierarchy ", 18, "low,hierarchy");
+	args_of("3 4", 3, "");
+	args_of("3 4\n", 4, "");
+	args_of("3 4 ", 4, ""); /* stripped: as "3 4" */
+}

@@ -333,3 +333,83 @@ killed_on_time() {
 	[ "$(evkey "$1" oom_kill)" -gt "$_k0" ] || fail "the kernel's oom_kill did not move"
 	echo "$_kl"
 }
+
+# ---- a native cgroup-v1 memory hierarchy (6.1; d-v1diff, d-v1notify) ----
+# To move the memory controller to a v1 hierarchy no non-root memcg may be left, and every
+# charged page pins one. v1native_enter "$@" (first thing in the scenario) moves the
+# scenario's processes to the root cgroup, ends the runner's timeout watchdog of this scenario
+# (its pages are charged to the scenario's cgroup) and re-executes the scenario with
+# "phase2 <its cgroup>"; it returns only in that second run (V1N_CG: the scenario's cgroup).
+v1native_enter() {
+	if [ "${1:-}" != phase2 ]; then
+		mycg=$CGROOT$(sed -n 's/^0:://p' /proc/self/cgroup)
+		for p in $(cat "$mycg/cgroup.procs"); do
+			if tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -q '^timeout '; then
+				[ "$p" = $$ ] || { echo "ending the runner's watchdog (pid $p) of this scenario"; kill -KILL "$p"; }
+			else
+				echo "$p" >"$CGROOT/cgroup.procs" 2>/dev/null
+			fi
+		done
+		echo $$ >"$CGROOT/cgroup.procs"
+		exec sh "$0" phase2 "$mycg"
+	fi
+	V1N_CG=$2
+}
+# v1native_mount SECONDS: our own watchdog (V1N_WD; the runner's is gone), one CPU while the
+# controller moves (cpus_down: static keys), the controller released from v2 and mounted as v1
+# on /v1mem. Dying memcgs of earlier scenarios pinned by their files in /tmp (tmpfs pages) are
+# released by removing those files once; if the controller stays pinned: skip with the reason.
+v1native_mount() {
+	( sleep "$1" & s=$!; trap 'kill $s; exit 0' TERM; wait $s; echo "$OOMD_SCENARIO: own watchdog"; kill -TERM $$ ) &
+	V1N_WD=$!
+	cpus_down
+	log "running on $(grep -c '^processor' /proc/cpuinfo) cpu(s) while the controller moves"
+	for d in $(find "$CGROOT" -mindepth 1 -type d | sort -r); do
+		echo -memory >"$d/cgroup.subtree_control" 2>/dev/null
+	done
+	echo -memory >"$CGROOT/cgroup.subtree_control" || fail "cannot release memory from the v2 root"
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	mkdir -p /v1mem
+	i=0
+	until mount -t cgroup -o memory none /v1mem 2>/tmp/v1mount.err; do
+		i=$((i + 1))
+		if [ $i = 1 ]; then
+			find /tmp -xdev -type f ! -path "$OOMD_RESULT" ! -name 'v1mount.err' -exec rm -f {} + 2>/dev/null
+			log "removed the files earlier scenarios left in /tmp: $(grep memory /proc/cgroups)"
+		fi
+		if [ $i -ge 20 ]; then
+			echo +memory >"$CGROOT/cgroup.subtree_control"
+			kill $V1N_WD
+			skip "cannot mount a v1 memory hierarchy: $(cat /tmp/v1mount.err) (a non-root memcg is still" \
+				"pinned by charged pages; run $OOMD_SCENARIO alone or first)"
+		fi
+		sleep 0.5
+	done
+	log "native v1 memory hierarchy mounted on /v1mem after $i retries"
+}
+# v1native_umount: waits for the dying v1 memcgs (v1 destroys its root at umount only when no
+# child is left), unmounts, gives the controller back to v2, all CPUs back, and returns to the
+# scenario's cgroup.
+v1native_umount() {
+	t0=$(now_ms)
+	while [ "$(awk '$1 == "memory" {print $3}' /proc/cgroups)" != 1 ] && [ $(($(now_ms) - t0)) -lt 90000 ]; do
+		echo 3 >/proc/sys/vm/drop_caches
+		sleep 0.5
+	done
+	log "v1 memory cgroups left: $(awk '$1 == "memory" {print $3}' /proc/cgroups) after $(($(now_ms) - t0)) ms"
+	umount /v1mem || fail "cannot unmount /v1mem"
+	i=0
+	until echo +memory >"$CGROOT/cgroup.subtree_control" 2>/dev/null; do
+		i=$((i + 1))
+		if [ $i -ge 60 ]; then
+			grep memory /proc/cgroups
+			fail "cannot give the memory controller back to cgroup v2"
+		fi
+		echo 3 >/proc/sys/vm/drop_caches
+		sleep 0.5
+	done
+	log "memory controller back on cgroup v2 after $i retries"
+	cpus_up
+	echo $$ >"$V1N_CG/cgroup.procs" || echo "cannot return to $V1N_CG"
+}

@@ -6,8 +6,9 @@
  *
  * --v2: ROOT is the shadow tree in its default (v2) layout: only the parts between the
  * "== oom" and "== end" markers and after "== rmdir" are run (cgroup.event_control, the
- * OOM phases, the rmdir signal), with memory.max for memory.limit_in_bytes, cgroup.procs
- * for tasks and memory.current for memory.usage_in_bytes; lines keep the v1 names.
+ * OOM phases, the rmdir signal), with memory.max for memory.limit_in_bytes and cgroup.procs
+ * for tasks (the default layout serves memory.usage_in_bytes itself since issue 22); lines
+ * keep the v1 names.
  *
  * Makes ROOT/NAME and ROOT/NAME/c and prints what a v1 client observes, one fact
  * a line: listings, file formats (run-dependent numbers reduced to their shape),

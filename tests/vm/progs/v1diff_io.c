@@ -27,8 +27,6 @@ const char *map(const char *file)
 		return "memory.max";
 	if (strcmp(file, "tasks") == 0)
 		return "cgroup.procs";
-	if (strcmp(file, "memory.usage_in_bytes") == 0)
-		return "memory.current";
 	return file;
 }
 

@@ -12,7 +12,10 @@ start_daemon /shadow --layout v1
 cg=$(mkcg v); s=/shadow${cg#$CGROOT}
 [ -d "$s" ] || fail "no $s in the v1 view"
 want="cgroup.event_control cgroup.procs memory.failcnt memory.force_empty memory.limit_in_bytes memory.max_usage_in_bytes"
-want="$want memory.oom_control memory.oom_delay_millisecs memory.soft_limit_in_bytes memory.stat"
+want="$want memory.oom_control memory.oom_delay_millisecs"
+# memory.pressure_level (issue 22) where the kernel has PSI
+[ -e "$cg/memory.pressure" ] && want="$want memory.pressure_level"
+want="$want memory.soft_limit_in_bytes memory.stat"
 want="$want memory.usage_in_bytes memory.use_hierarchy tasks"
 have=$(ls "$s" | grep -v '^memory\.memsw\.' | tr '\n' ' ' | sed 's/ $//')
 [ "$have" = "$want" ] || fail "v1 listing: [$have], want [$want]"

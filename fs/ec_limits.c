@@ -1,0 +1,138 @@
+/* ec_limits.c — the limit events of the cgroups that have memory.pressure_level listeners:
+ * inotify on each one's memory.events.local (kernfs notifies it at every max, high, oom and
+ * oom_kill event of that cgroup's own limits: memcg_memory_event, 6.1 and later), the counters
+ * read again at each notification and turned into a level (od_vmp_level_of_events). This is
+ * the part of v1's vmpressure that PSI cannot give: which cgroup's limit the reclaim was for
+ * (v1's target memcg), and an OOM whose reclaim found nothing to free so fast that hardly any
+ * stall was measured (d-v1notify on 6.1: 4.5 ms of "some" over a whole OOM episode).
+ * The levels thread's alone (ec_private.h); reads kernel files only, never blocks longer.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include "ec_private.h"
+#include "oomd/kernel_io.h"
+
+static const char *const keys[OD_VMP_NEVENTS] = { "max", "high", "oom", "oom_kill" };
+
+struct ec_limits {
+	int fd;
+	GHashTable *by_wd; /* wd -> ec_limit_watch* */
+};
+
+typedef struct {
+	int wd;
+	gpointer key;
+	int dirfd; /* the record's, borrowed */
+	uint64_t last[OD_VMP_NEVENTS];
+} ec_limit_watch;
+
+ec_limits *ec_limits_new(void)
+{
+	ec_limits *x = g_new0(ec_limits, 1);
+	x->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	x->by_wd = g_hash_table_new_full(g_int_hash, g_int_equal, NULL, g_free);
+	return x;
+}
+
+void ec_limits_free(ec_limits *x)
+{
+	if (!x)
+		return;
+	if (x->fd >= 0)
+		close(x->fd);
+	g_hash_table_unref(x->by_wd);
+	g_free(x);
+}
+
+int ec_limits_fd(const ec_limits *x)
+{
+	return x->fd;
+}
+
+static void read_counts(int dirfd, uint64_t out[OD_VMP_NEVENTS])
+{
+	for (int i = 0; i < OD_VMP_NEVENTS; i++)
+		if (od_kio_read_key(dirfd, "memory.events.local", keys[i], &out[i]) != 0)
+			out[i] = 0;
+}
+
+static ec_limit_watch *find_key(ec_limits *x, gpointer key)
+{
+	GHashTableIter it;
+	gpointer v;
+	g_hash_table_iter_init(&it, x->by_wd);
+	while (g_hash_table_iter_next(&it, NULL, &v))
+		if (((ec_limit_watch *)v)->key == key)
+			return v;
+	return NULL;
+}
+
+int ec_limits_watch(ec_limits *x, gpointer key, int dirfd, const char *path)
+{
+	if (x->fd < 0)
+		return -EMFILE;
+	if (find_key(x, key))
+		return 0;
+	g_autofree char *file = g_strconcat(path, "/memory.events.local", NULL);
+	int wd = inotify_add_watch(x->fd, file, IN_MODIFY);
+	if (wd < 0)
+		return -errno; /* the root cgroup has none: PSI alone there */
+	ec_limit_watch *w = g_hash_table_lookup(x->by_wd, &wd);
+	if (w) /* the same file under another record (a cgroup re-made with its id?) */
+		return 0;
+	w = g_new0(ec_limit_watch, 1);
+	w->wd = wd;
+	w->key = key;
+	w->dirfd = dirfd;
+	read_counts(dirfd, w->last);
+	g_hash_table_insert(x->by_wd, &w->wd, w);
+	return 0;
+}
+
+void ec_limits_unwatch(ec_limits *x, gpointer key)
+{
+	ec_limit_watch *w = find_key(x, key);
+	if (!w)
+		return;
+	inotify_rm_watch(x->fd, w->wd); /* fails harmlessly once the cgroup is gone */
+	g_hash_table_remove(x->by_wd, &w->wd);
+}
+
+void ec_limits_read(ec_limits *x, void (*fn)(gpointer key, od_vmp_level lev, void *ud), void *ud)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+	ssize_t n;
+	while ((n = read(x->fd, buf, sizeof buf)) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			struct inotify_event *ev = (struct inotify_event *)p;
+			p += sizeof *ev + ev->len;
+			ec_limit_watch *w = g_hash_table_lookup(x->by_wd, &ev->wd);
+			if (w && !(ev->mask & IN_IGNORED))
+				g_hash_table_add(seen, GINT_TO_POINTER(ev->wd));
+			else if (w) /* the cgroup went: its watch is gone */
+				g_hash_table_remove(x->by_wd, &ev->wd);
+		}
+	}
+	GHashTableIter it;
+	gpointer v;
+	g_hash_table_iter_init(&it, seen);
+	while (g_hash_table_iter_next(&it, &v, NULL)) {
+		int wd = GPOINTER_TO_INT(v);
+		ec_limit_watch *w = g_hash_table_lookup(x->by_wd, &wd);
+		if (!w)
+			continue;
+		uint64_t now[OD_VMP_NEVENTS];
+		read_counts(w->dirfd, now);
+		int lev = od_vmp_level_of_events(w->last, now);
+		memcpy(w->last, now, sizeof now);
+		if (lev >= 0)
+			fn(w->key, (od_vmp_level)lev, ud);
+	}
+	g_hash_table_unref(seen);
+}

@@ -1,0 +1,278 @@
+/* Unit tests of v1's usage thresholds and pressure levels (include/oomd/v1events.h),
+ * written against 6.1's mm/memcontrol.c (__mem_cgroup_threshold,
+ * mem_cgroup_usage_register_event) and mm/vmpressure.c (vmpressure_register_event,
+ * vmpressure_event, vmpressure_work_fn). Times are a fake clock in ns. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "oomd/v1events.h"
+
+#define MiB (UINT64_C(1) << 20)
+#define MS(x) ((int64_t)(x) * 1000000LL)
+
+static uint64_t *got;
+static size_t ngot;
+
+static void reset(void)
+{
+	g_free(got);
+	got = NULL;
+	ngot = 0;
+}
+
+static bool heard(uint64_t key)
+{
+	for (size_t i = 0; i < ngot; i++)
+		if (got[i] == key)
+			return true;
+	return false;
+}
+
+Test(thresholds, crossing_up_and_down_signals_once_each)
+{
+	od_thresholds *t = od_thr_new();
+	reset();
+	od_thr_add(t, 1, 16 * MiB, 4 * MiB, &got, &ngot);
+	cr_assert_eq(ngot, 0, "a new threshold is not signalled at registration");
+	od_thr_check(t, 8 * MiB, &got, &ngot);
+	cr_assert_eq(ngot, 0);
+	od_thr_check(t, 16 * MiB, &got, &ngot); /* threshold <= usage: crossed upwards */
+	cr_assert_eq(ngot, 1);
+	cr_assert(heard(1));
+	od_thr_check(t, 20 * MiB, &got, &ngot);
+	cr_assert_eq(ngot, 1, "no second signal while above");
+	od_thr_check(t, 16 * MiB - 4096, &got, &ngot); /* threshold > usage: crossed downwards */
+	cr_assert_eq(ngot, 2);
+	od_thr_check(t, 1 * MiB, &got, &ngot);
+	cr_assert_eq(ngot, 2);
+	od_thr_free(t);
+	reset();
+}
+
+Test(thresholds, one_jump_crosses_every_threshold_between)
+{
+	od_thresholds *t = od_thr_new();
+	reset();
+	od_thr_add(t, 10, 10 * MiB, 0, &got, &ngot);
+	od_thr_add(t, 30, 30 * MiB, 0, &got, &ngot);
+	od_thr_add(t, 20, 20 * MiB, 0, &got, &ngot);
+	od_thr_add(t, 21, 20 * MiB, 0, &got, &ngot); /* equal thresholds: both signalled */
+	od_thr_check(t, 25 * MiB, &got, &ngot);
+	cr_assert_eq(ngot, 3);
+	cr_assert(heard(10) && heard(20) && heard(21) && !heard(30));
+	reset();
+	od_thr_check(t, 5 * MiB, &got, &ngot);
+	cr_assert_eq(ngot, 3, "down past 20, 20 and 10");
+	cr_assert(heard(10) && heard(20) && heard(21));
+	reset();
+	od_thr_check(t, 40 * MiB, &got, &ngot);
+	cr_assert_eq(ngot, 4);
+	od_thr_free(t);
+	reset();
+}
+
+Test(thresholds, registration_checks_the_existing_ones_first)
+{
+	od_thresholds *t = od_thr_new();
+	reset();
+	od_thr_add(t, 1, 8 * MiB, 0, &got, &ngot);
+	/* usage went to 12 MiB since the last check: the second registration signals key 1 */
+	od_thr_add(t, 2, 4 * MiB, 12 * MiB, &got, &ngot);
+	cr_assert_eq(ngot, 1);
+	cr_assert(heard(1));
+	reset();
+	/* key 2 joined with current counted at 12 MiB: staying there signals nothing */
+	od_thr_check(t, 12 * MiB, &got, &ngot);
+	cr_assert_eq(ngot, 0);
+	od_thr_check(t, 2 * MiB, &got, &ngot);
+	cr_assert_eq(ngot, 2);
+	od_thr_free(t);
+	reset();
+}
+
+Test(thresholds, removal_keeps_the_others_in_place)
+{
+	od_thresholds *t = od_thr_new();
+	reset();
+	od_thr_add(t, 1, 4 * MiB, 10 * MiB, &got, &ngot);
+	od_thr_add(t, 2, 8 * MiB, 10 * MiB, &got, &ngot);
+	od_thr_add(t, 3, 16 * MiB, 10 * MiB, &got, &ngot);
+	cr_assert(od_thr_remove(t, 1));
+	cr_assert_not(od_thr_remove(t, 1));
+	cr_assert_eq(od_thr_count(t), 2);
+	od_thr_check(t, 10 * MiB, &got, &ngot);
+	cr_assert_eq(ngot, 0, "unchanged usage after a removal signals nothing");
+	od_thr_check(t, 6 * MiB, &got, &ngot);
+	cr_assert_eq(ngot, 1);
+	cr_assert(heard(2));
+	od_thr_free(t);
+	reset();
+}
+
+Test(thresholds, zero_and_unlimited)
+{
+	od_thresholds *t = od_thr_new();
+	reset();
+	od_thr_add(t, 1, 0, 0, &got, &ngot); /* 0 <= any usage: at or above from the start */
+	od_thr_add(t, 2, UINT64_MAX, 0, &got, &ngot);
+	od_thr_check(t, 1ull << 50, &got, &ngot);
+	cr_assert_eq(ngot, 0, "0 is never crossed, unlimited never reached");
+	od_thr_free(t);
+	reset();
+}
+
+Test(thresholds, sampler_sleeps_with_nothing_registered)
+{
+	cr_assert_eq(od_thr_next_sample(0, MS(5), MS(1000)), -1);
+	cr_assert_eq(od_thr_next_sample(1, MS(1000), MS(1000)), MS(1000 + OD_THR_PERIOD_MS));
+	cr_assert_eq(od_thr_next_sample(1, MS(0), MS(1000)), MS(1000), "late: at once");
+}
+
+static int parse(const char *s, od_vmp_level *l, od_vmp_mode *m)
+{
+	return od_vmp_parse(s, strlen(s), l, m);
+}
+
+Test(vmpressure, parse_as_vmpressure_register_event)
+{
+	od_vmp_level l;
+	od_vmp_mode m;
+	cr_assert_eq(parse("low", &l, &m), 0);
+	cr_assert_eq(l, OD_VMP_LOW);
+	cr_assert_eq(m, OD_VMP_DEFAULT);
+	cr_assert_eq(parse("medium,hierarchy", &l, &m), 0);
+	cr_assert(l == OD_VMP_MEDIUM && m == OD_VMP_HIERARCHY);
+	cr_assert_eq(parse("critical,local", &l, &m), 0);
+	cr_assert(l == OD_VMP_CRITICAL && m == OD_VMP_LOCAL);
+	cr_assert_eq(parse("critical,default", &l, &m), 0);
+	/* a third token is never looked at */
+	cr_assert_eq(parse("low,local,junk", &l, &m), 0);
+	cr_assert_eq(m, OD_VMP_LOCAL);
+	cr_assert_eq(parse("critical,hierarchy,", &l, &m), 0);
+	/* 19 bytes are looked at: the 20th cannot spoil a valid prefix */
+	cr_assert_eq(parse("critical,hierarchy,xxxxxxxxxx", &l, &m), 0);
+	cr_assert_eq(parse("critical,hierarchyx", &l, &m), EINVAL);
+	cr_assert_eq(parse("", &l, &m), EINVAL);
+	cr_assert_eq(parse("Low", &l, &m), EINVAL);
+	cr_assert_eq(parse("low,", &l, &m), EINVAL, "an empty mode is no mode");
+	cr_assert_eq(parse("low ", &l, &m), EINVAL);
+	cr_assert_eq(parse(" low", &l, &m), EINVAL);
+	cr_assert_eq(parse("high", &l, &m), EINVAL);
+	cr_assert_eq(parse("low,tree", &l, &m), EINVAL);
+	cr_assert_eq(od_vmp_parse("low\0junk", 8, &l, &m), 0, "stops at a NUL");
+}
+
+/* vmpressure_work_fn over a chain origin -> root: which listeners hear. */
+typedef struct {
+	od_vmp_level want;
+	od_vmp_mode mode;
+	unsigned up;
+	bool heard;
+} lst;
+
+static void walk(lst *ls, size_t n, unsigned depth, od_vmp_level lev)
+{
+	bool signalled = false;
+	for (unsigned up = 0; up < depth; up++) {
+		bool any = false;
+		for (size_t i = 0; i < n; i++)
+			if (ls[i].up == up && od_vmp_hears(ls[i].want, ls[i].mode, up, lev, signalled))
+				ls[i].heard = any = true;
+		signalled |= any;
+	}
+}
+
+Test(vmpressure, levels_reach_listeners_of_that_level_and_lower)
+{
+	lst ls[] = { { OD_VMP_LOW, OD_VMP_DEFAULT, 0, false },
+		     { OD_VMP_MEDIUM, OD_VMP_DEFAULT, 0, false },
+		     { OD_VMP_CRITICAL, OD_VMP_DEFAULT, 0, false } };
+	walk(ls, 3, 1, OD_VMP_MEDIUM);
+	cr_assert(ls[0].heard && ls[1].heard && !ls[2].heard);
+}
+
+Test(vmpressure, modes_along_the_hierarchy)
+{
+	/* the origin has a default listener; parent: default, hierarchy, local */
+	lst ls[] = { { OD_VMP_LOW, OD_VMP_DEFAULT, 0, false },
+		     { OD_VMP_LOW, OD_VMP_DEFAULT, 1, false },
+		     { OD_VMP_LOW, OD_VMP_HIERARCHY, 1, false },
+		     { OD_VMP_LOW, OD_VMP_LOCAL, 1, false } };
+	walk(ls, 4, 2, OD_VMP_LOW);
+	cr_assert(ls[0].heard);
+	cr_assert_not(ls[1].heard, "default: heard below, does not pass through");
+	cr_assert(ls[2].heard, "hierarchy: always");
+	cr_assert_not(ls[3].heard, "local: only its own cgroup's events");
+
+	/* nobody at the origin: the parent's default listener hears it */
+	lst p[] = { { OD_VMP_LOW, OD_VMP_DEFAULT, 1, false }, { OD_VMP_LOW, OD_VMP_LOCAL, 1, false } };
+	walk(p, 2, 2, OD_VMP_CRITICAL);
+	cr_assert(p[0].heard);
+	cr_assert_not(p[1].heard);
+
+	/* a critical listener at the origin does not hear a low event, so the parent's default does */
+	lst q[] = { { OD_VMP_CRITICAL, OD_VMP_DEFAULT, 0, false }, { OD_VMP_LOW, OD_VMP_DEFAULT, 1, false } };
+	walk(q, 2, 2, OD_VMP_LOW);
+	cr_assert(!q[0].heard && q[1].heard);
+
+	/* a hierarchy listener below counts as "signalled" for the default ones above */
+	lst h[] = { { OD_VMP_LOW, OD_VMP_HIERARCHY, 0, false }, { OD_VMP_LOW, OD_VMP_DEFAULT, 2, false } };
+	walk(h, 2, 3, OD_VMP_LOW);
+	cr_assert(h[0].heard && !h[1].heard);
+}
+
+Test(vmpressure, psi_triggers_of_the_mapping)
+{
+	char b[64];
+	od_vmp_psi_trigger(OD_VMP_LOW, b, sizeof b);
+	cr_assert_str_eq(b, "some 10000 1000000");
+	od_vmp_psi_trigger(OD_VMP_MEDIUM, b, sizeof b);
+	cr_assert_str_eq(b, "some 100000 1000000");
+	od_vmp_psi_trigger(OD_VMP_CRITICAL, b, sizeof b);
+	cr_assert_str_eq(b, "full 500000 1000000");
+	cr_assert_eq(od_vmp_psi_trigger(OD_VMP_NLEVELS, b, sizeof b), 0);
+}
+
+Test(vmpressure, recent_book_is_below_and_within_the_window)
+{
+	od_vmp_recent *r = od_vmp_recent_new();
+	od_vmp_recent_note(r, "a/b", OD_VMP_MEDIUM, MS(1000));
+	cr_assert(od_vmp_recent_below(r, "a", OD_VMP_LOW, MS(1500)));
+	cr_assert(od_vmp_recent_below(r, "a", OD_VMP_MEDIUM, MS(1500)));
+	cr_assert(od_vmp_recent_below(r, "", OD_VMP_MEDIUM, MS(1500)), "the root is above all");
+	cr_assert_not(od_vmp_recent_below(r, "a", OD_VMP_CRITICAL, MS(1500)), "a lower level heard");
+	cr_assert_not(od_vmp_recent_below(r, "a/b", OD_VMP_LOW, MS(1500)), "strict descendants only");
+	cr_assert_not(od_vmp_recent_below(r, "a/bc", OD_VMP_LOW, MS(1500)));
+	cr_assert_not(od_vmp_recent_below(r, "x", OD_VMP_LOW, MS(1500)));
+	cr_assert_not(od_vmp_recent_below(r, "a", OD_VMP_LOW, MS(1000) + OD_VMP_WINDOW_NS + 1),
+		      "older than one window");
+	/* stale entries go when another is noted */
+	od_vmp_recent_note(r, "c", OD_VMP_LOW, MS(5000));
+	cr_assert_not(od_vmp_recent_below(r, "a", OD_VMP_LOW, MS(5000)));
+	cr_assert(od_vmp_recent_below(r, "", OD_VMP_LOW, MS(5000)));
+	od_vmp_recent_free(r);
+}
+
+Test(vmpressure, limit_events_as_levels)
+{
+	uint64_t a[OD_VMP_NEVENTS] = { 5, 7, 1, 1 };
+	uint64_t b[OD_VMP_NEVENTS] = { 5, 7, 1, 1 };
+	cr_assert_eq(od_vmp_level_of_events(a, b), -1, "nothing moved");
+	b[0] = 6;
+	cr_assert_eq(od_vmp_level_of_events(a, b), OD_VMP_LOW, "the limit was hit: reclaim ran");
+	b[0] = 5;
+	b[1] = 8;
+	cr_assert_eq(od_vmp_level_of_events(a, b), OD_VMP_LOW, "memory.high throttled");
+	b[2] = 2;
+	cr_assert_eq(od_vmp_level_of_events(a, b), OD_VMP_CRITICAL, "an OOM: reclaim freed nothing");
+	b[2] = 1;
+	b[3] = 2;
+	cr_assert_eq(od_vmp_level_of_events(a, b), OD_VMP_CRITICAL);
+	cr_assert(od_path_below("/a", "/a/b"));
+	cr_assert_not(od_path_below("/a", "/ab"));
+	cr_assert_not(od_path_below("/a", "/a"));
+}

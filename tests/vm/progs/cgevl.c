@@ -1,0 +1,130 @@
+/* cgevl - a cgroup-v1 event listener and its workload, written from the cgroup-v1
+ * documentation (admin-guide/cgroup-v1/memory.rst "Memory thresholds" and "Memory
+ * Pressure", cgroups.rst "Notification API"); used the way the kernel's
+ * tools/cgroup/cgroup_event_listener is used ("memory.usage_in_bytes 16M",
+ * "memory.pressure_level low"), without its code.
+ *
+ *   cgevl listen CONTROL_FILE ARGS [--timeout MS]
+ *       open CONTROL_FILE, make an eventfd, write "<efd> <cfd> ARGS" to the
+ *       cgroup.event_control beside it; then print a line per read of the eventfd, until
+ *       the cgroup is gone (cgroup.event_control no longer there) or MS passed:
+ *         registered <ms>            | refused <errno name>   (exit 1)
+ *         event <ms> count=<n>
+ *         removed <ms> events=<n>    | timeout <ms> events=<n>
+ *   cgevl hog CGDIR MB HOLD_MS
+ *       a child joins CGDIR (cgroup.procs), touches MB MiB of anonymous memory 1 MiB at a
+ *       time, holds it HOLD_MS and exits; prints "hog <ms> exit=<status>|killed=<sig>".
+ * Times: CLOCK_MONOTONIC ms.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "vmprog.h"
+
+static long ms(void)
+{
+	return (long)(vp_ns(CLOCK_MONOTONIC) / 1000000);
+}
+
+static int listen_on(const char *control, const char *args, long timeout)
+{
+	char dir[4096], evc[4200];
+	snprintf(dir, sizeof dir, "%s", control);
+	snprintf(evc, sizeof evc, "%s/cgroup.event_control", dirname(dir));
+	int cfd = open(control, O_RDONLY | O_CLOEXEC);
+	int efd = eventfd(0, EFD_CLOEXEC);
+	int ev = open(evc, O_WRONLY | O_CLOEXEC);
+	if (cfd < 0 || efd < 0 || ev < 0) {
+		printf("refused %s (open)\n", strerrorname_np(errno));
+		return 1;
+	}
+	char line[256];
+	int n = snprintf(line, sizeof line, "%d %d %s", efd, cfd, args);
+	if (write(ev, line, (size_t)n) != n) {
+		printf("refused %s\n", strerrorname_np(errno));
+		return 1;
+	}
+	close(ev);
+	printf("registered %ld\n", ms());
+	long t0 = ms(), events = 0;
+	for (;;) {
+		struct pollfd p = { .fd = efd, .events = POLLIN };
+		if (poll(&p, 1, 100) == 1) {
+			uint64_t v;
+			if (read(efd, &v, sizeof v) == sizeof v) {
+				events += (long)v;
+				printf("event %ld count=%llu\n", ms(), (unsigned long long)v);
+			}
+		}
+		/* the kernel's listener asks the same: is the cgroup still there? */
+		if (access(evc, W_OK) != 0) {
+			/* the rmdir signal may come with the removal: read it first */
+			uint64_t v;
+			int fl = fcntl(efd, F_GETFL);
+			fcntl(efd, F_SETFL, fl | O_NONBLOCK);
+			vp_msleep(200);
+			if (read(efd, &v, sizeof v) == sizeof v) {
+				events += (long)v;
+				printf("event %ld count=%llu\n", ms(), (unsigned long long)v);
+			}
+			printf("removed %ld events=%ld\n", ms(), events);
+			return 0;
+		}
+		if (timeout > 0 && ms() - t0 > timeout) {
+			printf("timeout %ld events=%ld\n", ms(), events);
+			return 3;
+		}
+	}
+}
+
+static int hog(const char *cg, long mb, long hold)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0) {
+		char path[4200], me[32];
+		snprintf(path, sizeof path, "%s/cgroup.procs", cg);
+		snprintf(me, sizeof me, "%d", (int)getpid());
+		if (vp_put(path, me) != 0)
+			_exit(10);
+		for (long i = 0; i < mb; i++) {
+			char *p = mmap(NULL, MiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (p == MAP_FAILED)
+				_exit(11);
+			memset(p, 0x5a, MiB);
+		}
+		vp_msleep(hold);
+		_exit(0);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	if (WIFSIGNALED(st))
+		printf("hog %ld killed=%d\n", ms(), WTERMSIG(st));
+	else
+		printf("hog %ld exit=%d\n", ms(), WEXITSTATUS(st));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 4 && strcmp(argv[1], "listen") == 0) {
+		long timeout = argc >= 6 && strcmp(argv[4], "--timeout") == 0 ? atol(argv[5]) : 0;
+		return listen_on(argv[2], argv[3], timeout);
+	}
+	if (argc == 5 && strcmp(argv[1], "hog") == 0)
+		return hog(argv[2], atol(argv[3]), atol(argv[4]));
+	fprintf(stderr, "usage: cgevl listen CONTROL_FILE ARGS [--timeout MS] | cgevl hog CGDIR MB HOLD_MS\n");
+	return 2;
+}
