@@ -37,6 +37,30 @@
 #define FS_POLL_PROBE 64
 #define FS_KH_TOMB UINT64_MAX
 
+/* A listener's record as the area keeps it (the layout of version 1, unchanged). */
+typedef struct {
+	uint64_t cgroup;
+	uint64_t eventfd_id;
+	uint64_t starttime;
+	int32_t tgid;
+	uint32_t uid;
+} carry_rec;
+_Static_assert(sizeof(carry_rec) == 32, "the carried record's layout of version 1");
+
+/* Who registered it (ec_bounds.h), beside the record: appended to the area after
+ * stop 24, so the memfd of an older server grows and these read as zeros (not
+ * recorded). eventfd_id repeats the record's: a slot an older server reused after
+ * a newer one wrote here does not pass for the new record's. */
+#define CARRY_WHO_RECORDED 1u
+#define CARRY_WHO_ROOT 2u
+#define CARRY_WHO_STRANGER 4u
+typedef struct {
+	uint64_t eventfd_id;
+	uint64_t principal;
+	uint32_t flags;
+	uint32_t pad;
+} carry_who;
+
 typedef struct {
 	uint64_t magic;
 	uint32_t version;
@@ -44,7 +68,8 @@ typedef struct {
 	uint64_t poll_lo, poll_hi; /* khs that did not fit in the set: woken as a range (0, 0: none) */
 	char name[FS_NAME_SLOTS][FS_NAME_LEN];
 	uint64_t poll[FS_POLL_SET];
-	fs_carried_listener listener[FS_CARRY_LISTENERS];
+	carry_rec listener[FS_CARRY_LISTENERS];
+	carry_who who[FS_CARRY_LISTENERS];
 } fs_carry_area;
 
 struct fs_carry {
@@ -239,7 +264,13 @@ int fs_carry_listener_put(fs_carry *c, const fs_carried_listener *l)
 		}
 	}
 	if (slot >= 0) {
-		fs_carried_listener *d = &c->a->listener[slot];
+		carry_who *w = &c->a->who[slot];
+		w->eventfd_id = l->eventfd_id;
+		w->principal = l->principal;
+		w->flags = l->who_known ? CARRY_WHO_RECORDED | (l->root ? CARRY_WHO_ROOT : 0) |
+						  (l->stranger ? CARRY_WHO_STRANGER : 0)
+				       : 0;
+		carry_rec *d = &c->a->listener[slot];
 		d->eventfd_id = l->eventfd_id;
 		d->starttime = l->starttime;
 		d->tgid = l->tgid;
@@ -276,7 +307,16 @@ bool fs_carry_listener_get(fs_carry *c, int slot, fs_carried_listener *out)
 	if (slot < 0 || slot >= FS_CARRY_LISTENERS)
 		return false;
 	g_mutex_lock(&c->lock);
-	*out = c->a->listener[slot];
+	const carry_rec *r = &c->a->listener[slot];
+	const carry_who *w = &c->a->who[slot];
+	*out = (fs_carried_listener){ .cgroup = r->cgroup, .eventfd_id = r->eventfd_id,
+				      .starttime = r->starttime, .tgid = r->tgid, .uid = r->uid };
+	if ((w->flags & CARRY_WHO_RECORDED) && w->eventfd_id == r->eventfd_id) {
+		out->who_known = true;
+		out->principal = w->principal;
+		out->root = w->flags & CARRY_WHO_ROOT;
+		out->stranger = w->flags & CARRY_WHO_STRANGER;
+	}
 	g_mutex_unlock(&c->lock);
 	return out->cgroup != 0;
 }

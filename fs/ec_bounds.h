@@ -26,6 +26,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define EC_MAX_STRANGER_PER_CGROUP 64
 #define EC_MAX_OWNER_PER_CGROUP 256
@@ -44,6 +45,19 @@ typedef struct {
 	size_t process;       /* of this process, anywhere */
 	size_t principal;     /* of this principal, anywhere */
 } ec_counts;
+
+/* The principal of a caller: its uid when it is in the initial user namespace (or
+ * its namespace is unknown: userns 0), else its user namespace's inode. */
+static inline uint64_t ec_principal(bool init_userns, uint64_t userns, unsigned uid)
+{
+	return init_userns || !userns ? (uint64_t)uid : (UINT64_C(1) << 32) | userns;
+}
+
+/* Is the principal root (uid 0 of the initial user namespace)? */
+static inline bool ec_principal_is_root(uint64_t principal)
+{
+	return principal == 0;
+}
 
 /* NULL when one more fits, else which bound it hits (for the log line). */
 const char *ec_bounds_refusal(const ec_counts *n, bool root, bool owner);

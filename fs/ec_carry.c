@@ -4,7 +4,8 @@
  *
  * Each listener is recorded in the state memfd that the service manager keeps with
  * the connection (carry.c): its cgroup's kernfs id, its eventfd's eventfd-id, the
- * process holding that eventfd (pid and start time) and the registering uid. The
+ * process holding that eventfd (pid and start time), the registering uid and its
+ * principal for the bounds (ec_bounds.h: a uid, or a whole user namespace). The
  * eventfd itself is not carried: it is re-taken by the successor from the process
  * that holds it, as the holder search of ec_exit.c follows a daemonizing handler.
  * So nothing beyond the one memfd is kept outside, the fd store's bound is untouched,
@@ -54,13 +55,30 @@ void ec_carry_record(fs_evctl *e, ec_listener *l)
 		return;
 	fs_carried_listener r = { .cgroup = l->id, .eventfd_id = l->eventfd_id,
 				  .starttime = ec_proc_starttime(l->tgid), .tgid = l->tgid,
-				  .uid = l->uid };
+				  .uid = l->uid, .who_known = true, .principal = l->principal,
+				  .root = l->root, .stranger = l->stranger };
 	l->slot = fs_carry_listener_put(e->carry, &r);
 	if (l->slot >= 0)
 		l->carry = e->carry;
 	else
 		g_warning("cgroup %" G_GUINT64_FORMAT ": no room to carry the OOM listener of pid %d "
 			  "across a restart", l->id, (int)l->tgid);
+}
+
+void ec_carry_who(const fs_carried_listener *r, uint64_t *principal, bool *root, bool *stranger)
+{
+	if (r->who_known) { /* as the live registration computed it (event_control.c) */
+		*principal = r->principal;
+		*root = r->root;
+		*stranger = r->stranger;
+		return;
+	}
+	/* A record of a server that kept no principal (before stop 25): its uid, and a
+	 * stranger unless root's: never more than it had, and root keeps its reserve. A
+	 * container's listeners then count per uid until they register again. */
+	*principal = r->uid;
+	*root = r->uid == 0;
+	*stranger = !*root;
 }
 
 void ec_carry_holder(ec_listener *l)
@@ -125,7 +143,8 @@ static void take_from(fs_evctl *e, int pidfd, pid_t pid, int64_t uid, GHashTable
 				break;
 			if (!fs_fd_within_budget(efd) || fs_fd_is_eventfd(0, efd) != 0 ||
 			    fs_eventfd_id(0, efd, &x) != 0 || x != id) {
-				fs_closer_give(e->closer, efd, q->r.uid); /* the holder's uid is its principal */
+				/* pending closes count for the registrant's principal, as live ones do */
+				fs_closer_give(e->closer, efd, q->r.who_known ? q->r.principal : q->r.uid);
 				break;
 			}
 			q->efd = efd;
@@ -253,12 +272,7 @@ static gpointer retake_thread(gpointer data)
 			close(dfd);
 		ec_listener *l = ec_listener_new(q->r.cgroup, q->holder, q->r.uid, q->efd, q->pidfd);
 		l->eventfd_id = q->r.eventfd_id; /* checked equal in take_from */
-		/* The bounds' view of who registered it (ec_bounds.h): the record keeps the uid,
-		 * not the user namespace, so a carried listener counts for its uid, and as a
-		 * stranger unless root's: never more than it had, and root keeps its reserve. */
-		l->principal = q->r.uid;
-		l->root = q->r.uid == 0;
-		l->stranger = !l->root;
+		ec_carry_who(&q->r, &l->principal, &l->root, &l->stranger);
 		l->carry = c;
 		l->slot = q->slot;
 		if (q->holder != q->r.tgid || !q->r.starttime)

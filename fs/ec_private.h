@@ -97,6 +97,10 @@ void ec_push_job(fs_evctl *e, ec_job_kind kind, uint64_t id, GPtrArray *batch);
 uint64_t ec_proc_starttime(pid_t pid);
 /* Records l for a successor if the listeners are carried. Called with e->lock held. */
 void ec_carry_record(fs_evctl *e, ec_listener *l);
+/* Who registered a carried record, for the bounds (ec_bounds.h): the principal, root
+ * and stranger flags the live registration computed, or, for a record without them
+ * (an older server's), its uid, as a stranger unless root's. Pure. */
+void ec_carry_who(const fs_carried_listener *r, uint64_t *principal, bool *root, bool *stranger);
 /* l's eventfd is now held by process tgid (ec_exit.c). */
 void ec_carry_holder(ec_listener *l);
 /* The controller's hooks while carried listeners are being re-taken: cgroup id had an

@@ -231,9 +231,8 @@ static ec_asker asker_of(const fs_synth_ctx *c, const fs_caller *who, uid_t uid)
 {
 	ec_asker a = { .id = c->id, .tgid = who->tgid, .uid = uid };
 	/* A uid of our user namespace, or the whole namespace it lives in. */
-	bool ours = who->init_userns || !who->userns;
-	a.principal = ours ? (uint64_t)uid : (UINT64_C(1) << 32) | (uint64_t)who->userns;
-	a.root = ours && uid == 0;
+	a.principal = ec_principal(who->init_userns, (uint64_t)who->userns, uid);
+	a.root = ec_principal_is_root(a.principal);
 	/* The real directory and memory.max: fstat on cgroupfs never reaches FUSE. */
 	struct stat st;
 	a.owner = (fstat(c->dirfd, &st) == 0 && st.st_uid == uid) ||

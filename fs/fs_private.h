@@ -433,6 +433,11 @@ typedef struct {
 	uint64_t starttime;  /* /proc/<tgid>/stat field 22 of its holder */
 	int32_t tgid;        /* the process holding the eventfd */
 	uint32_t uid;        /* the registering request's */
+	/* who registered it, for the bounds (ec_bounds.h); who_known false in a record of
+	 * a server that did not keep it (before stop 25): then only uid is known */
+	bool who_known;
+	uint64_t principal;
+	bool root, stranger;
 } fs_carried_listener;
 /* The region of state_fd (grown if it is of an older layout; zeroed if it holds none). */
 fs_carry *fs_carry_map(int state_fd, GError **err);

@@ -6,6 +6,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "ec_bounds.h"
+#include "ec_private.h"
 #include "fs_private.h"
 
 Test(ids, node_ids_round_trip_and_never_collide)
@@ -114,8 +116,17 @@ Test(carry, a_successor_reads_what_the_server_wrote)
 	cr_assert(r.cgroup == 77 && r.eventfd_id == 5 && r.tgid == 42 && r.uid == 1000);
 	cr_assert(fs_carry_listener_get(c, s2, &r));
 	cr_assert(r.cgroup == 78 && r.tgid == 43 && r.starttime == 456);
+	cr_assert_not(r.who_known, "a record put without its principal has none");
 	fs_carry_listener_clear(c, s1);
 	cr_assert_not(fs_carry_listener_get(c, s1, &r), "a dropped listener is not carried");
+	/* with its principal: kept across servers */
+	fs_carried_listener w = { .cgroup = 79, .eventfd_id = 6, .tgid = 44, .uid = 0, .who_known = true,
+				  .principal = (UINT64_C(1) << 32) | 4026532001u, .stranger = true };
+	int s3 = fs_carry_listener_put(c, &w);
+	fs_carry_free(c);
+	c = fs_carry_map(fd, &err);
+	cr_assert(fs_carry_listener_get(c, s3, &r));
+	cr_assert(r.who_known && r.principal == w.principal && !r.root && r.stranger);
 	cr_assert_not(fs_carry_listener_get(c, FS_CARRY_LISTENERS, &r));
 	fs_carry_free(c);
 	close(fd);
@@ -155,7 +166,6 @@ Test(carry, every_poll_waiter_is_woken_even_past_the_set)
 /* ec_carry.c: a successor re-takes a recorded listener's eventfd from the process that
  * holds it (this one), signals it at the next onset, and drops a record whose eventfd
  * nobody holds (its slot freed). No controller, no mount: the lists and the carry. */
-uint64_t ec_proc_starttime(pid_t pid);
 
 static bool count_is(fs_evctl *e, uint64_t id, size_t n)
 {
@@ -181,8 +191,10 @@ Test(carry, a_successor_retakes_listeners_from_their_holders)
 	cr_assert_not_null(at, "fdinfo without eventfd-id: %s", info);
 	uint64_t id = g_ascii_strtoull(at + 11, NULL, 10);
 	g_free(info);
+	/* registered from a container: its principal is the user namespace, not the uid */
 	fs_carried_listener held = { .cgroup = 77, .eventfd_id = id, .starttime = ec_proc_starttime(getpid()),
-				     .tgid = getpid(), .uid = getuid() };
+				     .tgid = getpid(), .uid = getuid(), .who_known = true,
+				     .principal = (UINT64_C(1) << 32) | 4026532001u, .stranger = true };
 	fs_carried_listener lost = held;
 	lost.cgroup = 78;
 	lost.eventfd_id = id + 1000000; /* no such eventfd */
@@ -194,6 +206,21 @@ Test(carry, a_successor_retakes_listeners_from_their_holders)
 	cr_assert_not_null(e, "%s", strerror(err));
 	cr_assert_eq(fs_evctl_carry(e, NULL, c, true), 2, "two records to re-take");
 	cr_assert(count_is(e, 77, 1), "the held eventfd was not re-taken");
+	/* the bounds count it for the principal it was registered by (review of stop 24:
+	 * it counted for its uid, as root when the uid was 0) */
+	g_mutex_lock(&e->lock);
+	const ec_listener *got = NULL;
+	for (guint i = 0; i < e->all->len; i++) {
+		const ec_listener *o = g_ptr_array_index(e->all, i);
+		if (o->id == 77)
+			got = o;
+	}
+	cr_assert_not_null(got);
+	uint64_t principal = got->principal;
+	bool root = got->root, stranger = got->stranger;
+	g_mutex_unlock(&e->lock);
+	cr_assert_eq(principal, held.principal, "carried principal %" G_GUINT64_FORMAT, principal);
+	cr_assert(!root && stranger);
 	fs_carried_listener r;
 	cr_assert(fs_carry_listener_get(c, s1, &r), "a re-taken listener stays recorded");
 	for (int i = 0; i < 500 && fs_carry_listener_get(c, s2, &r); i++)
@@ -210,4 +237,28 @@ Test(carry, a_successor_retakes_listeners_from_their_holders)
 	close(efd);
 	fs_carry_free(c);
 	close(fd);
+}
+
+/* A container's root (uid 0 in its own user namespace, mapped to a host uid) is
+ * one principal with the rest of its namespace, and never root; a record of an
+ * older server (no principal) counts for its uid, a stranger unless root's. */
+Test(carry, a_carried_listener_counts_for_the_principal_it_registered_as)
+{
+	uint64_t p;
+	bool root, stranger;
+	fs_carried_listener ns = { .cgroup = 1, .uid = 100000, .who_known = true,
+				   .principal = ec_principal(false, 4026532001u, 100000) };
+	ec_carry_who(&ns, &p, &root, &stranger);
+	cr_assert_eq(p, ec_principal(false, 4026532001u, 0), "one principal per user namespace");
+	cr_assert(!root && !stranger, "the owner of its cgroup stays an owner");
+	fs_carried_listener host_root = { .cgroup = 1, .uid = 0, .who_known = true,
+					  .principal = ec_principal(true, 4026531837u, 0), .root = true };
+	ec_carry_who(&host_root, &p, &root, &stranger);
+	cr_assert(root && p == 0);
+	fs_carried_listener old = { .cgroup = 1, .uid = 1000 };
+	ec_carry_who(&old, &p, &root, &stranger);
+	cr_assert(p == 1000 && !root && stranger);
+	old.uid = 0;
+	ec_carry_who(&old, &p, &root, &stranger);
+	cr_assert(p == 0 && root && !stranger);
 }
