@@ -95,13 +95,7 @@ void *fs_dir_revive(od_shadowfs *fs, const fs_node *n, uint64_t fh, int *err)
 	fs_dir *d = dir_open(fs, n, err);
 	if (!d)
 		return NULL;
-	d->fh = fh;
-	fs_dir *got = fs_handle_track_as(fs, fh, d, dir_close);
-	if (got != d) {
-		d->fh = 0; /* never tracked: its close must not untrack the winner */
-		dir_close(fs, d);
-	}
-	return got;
+	return fs_handle_adopt(fs, fh, d, &d->fh, dir_close);
 }
 
 static int refresh(fs_dir *d)

@@ -234,13 +234,7 @@ fs_file *fs_file_revive(od_shadowfs *fs, const fs_node *n, uint64_t fh, const fs
 	}
 	if (n->syn && (n->syn->flags & FS_SYN_NOTIFY))
 		fs_ctlwatch_attach(fs->ctlw, f);
-	f->fh = fh;
-	fs_file *got = fs_handle_track_as(fs, fh, f, file_close_cb);
-	if (got != f) {
-		f->fh = 0; /* never tracked: its close must not untrack the winner */
-		file_close(fs, f);
-	}
-	return got;
+	return fs_handle_adopt(fs, fh, f, &f->fh, file_close_cb);
 }
 
 void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

@@ -389,10 +389,12 @@ typedef void (*fs_handle_close_fn)(od_shadowfs *fs, gpointer h);
  * generation, the open's access mode, write errno, plainness and a serial). */
 uint64_t fs_handle_track(od_shadowfs *fs, gpointer h, fs_handle_close_fn close_fn, int acc,
 			 int write_err, bool plain);
-/* Registers a revived open under the fh the kernel has; returns the handle to use:
- * another worker's if it revived the same fh first (the caller then closes h, whose
- * own fh field must not be that fh). */
-gpointer fs_handle_track_as(od_shadowfs *fs, uint64_t fh, gpointer h, fs_handle_close_fn close_fn);
+/* Registers a revived open h under the fh the kernel has, setting h's own fh field
+ * (*h_fh, what close_fn untracks by); returns the handle to use: another worker's
+ * if it revived the same fh first, and then h is closed here (close_fn, with *h_fh
+ * 0: it was never tracked). The one way dir.c and file.c keep a revived open. */
+gpointer fs_handle_adopt(od_shadowfs *fs, uint64_t fh, gpointer h, uint64_t *h_fh,
+			 fs_handle_close_fn close_fn);
 void fs_handle_untrack(od_shadowfs *fs, uint64_t fh);
 /* The handle of fh; NULL if it is not (or no longer) open here. */
 gpointer fs_handle_get(od_shadowfs *fs, uint64_t fh);

@@ -44,14 +44,20 @@ uint64_t fs_handle_track(od_shadowfs *fs, gpointer h, fs_handle_close_fn close_f
 	return e->fh;
 }
 
-gpointer fs_handle_track_as(od_shadowfs *fs, uint64_t fh, gpointer h, fs_handle_close_fn close_fn)
+gpointer fs_handle_adopt(od_shadowfs *fs, uint64_t fh, gpointer h, uint64_t *h_fh,
+			 fs_handle_close_fn close_fn)
 {
+	*h_fh = fh; /* before it is visible: the winner's close untracks by it */
 	g_mutex_lock(&fs->handles_lock);
 	fs_handle *old = g_hash_table_lookup(table(fs), &fh);
 	if (old) {
 		gpointer got = old->h;
 		g_mutex_unlock(&fs->handles_lock);
-		return got; /* another worker revived it first: the caller closes h */
+		/* another worker revived it first: h was never tracked, and its close must
+		 * not untrack the winner */
+		*h_fh = 0;
+		close_fn(fs, h);
+		return got;
 	}
 	fs_handle *e = g_new(fs_handle, 1);
 	e->fh = fh;
