@@ -37,7 +37,12 @@ typedef struct {
 	gboolean mount;            /* mount the shadow over /sys/fs/cgroup (default TRUE) */
 } OcispecRequest;
 
-/* Parses a JSON document (a file, or data already read); the root must be an object. */
+/* Parses a JSON document (a file, or data already read); the root must be an object.
+ * Refused before any parsing: more than OCISPEC_MAX_JSON bytes, or nested more than
+ * OCISPEC_MAX_DEPTH deep. A file must be a regular file, not reached through a
+ * symbolic link (its last component), owned by root or by the caller's euid. */
+#define OCISPEC_MAX_JSON (16u << 20)
+#define OCISPEC_MAX_DEPTH 256
 JsonNode *ocispec_load_file(const char *path, GError **error);
 JsonNode *ocispec_load_data(const char *data, gssize len, GError **error);
 

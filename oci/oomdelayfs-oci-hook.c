@@ -87,7 +87,7 @@ static char *read_stdin(gsize *len)
 		ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (n <= 0 || s->len > OCISPEC_MAX_JSON) /* too large: ocispec_load_data says so */
 			break;
 		g_string_append_len(s, buf, n);
 	}

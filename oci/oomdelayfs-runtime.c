@@ -149,7 +149,7 @@ static JsonNode *load_root_file(const char *path, GError **error)
 	g_autoptr(GString) text = g_string_new(NULL);
 	char buf[8192];
 	ssize_t n;
-	while (ok && (n = read(fd, buf, sizeof(buf))) != 0) {
+	while (ok && text->len <= OCISPEC_MAX_JSON && (n = read(fd, buf, sizeof(buf))) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)

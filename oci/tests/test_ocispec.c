@@ -2,7 +2,11 @@
  * directory of a cgroup and the bundle of a runtime command line. */
 #include <criterion/criterion.h>
 #include <glib/gstdio.h>
+#include <fcntl.h>
+#include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "ocispec.h"
 
 static JsonNode *parse(const char *json)
@@ -278,4 +282,142 @@ Test(mount_root, last_mount_wins_and_escapes)
 	cr_assert_str_eq(type2, "fuse.oomdelayfs");
 	cr_assert_null(ocispec_mount_root(stacked, "/r/sys", NULL));
 	cr_assert_null(ocispec_mount_root("garbage\n\n", "/r", NULL));
+}
+
+/* ---- a hostile bundle (issue 21, third round) ---- */
+
+static char *bundle_dir(void)
+{
+	char *d = g_strdup("/tmp/oomd-bundle-XXXXXX");
+	cr_assert_not_null(g_mkdtemp(d));
+	return d;
+}
+
+static const char legit[] = "{\"annotations\":{\"org.oomdelayfs.oom_delay_millisecs\":\"250\"}}";
+
+/* json-glib recurses per level: 200,000 nested arrays crashed the hook (SIGSEGV) */
+Test(hostile, deep_nesting_is_refused_not_a_crash)
+{
+	GString *s = g_string_new("{\"a\":");
+	for (int i = 0; i < 200000; i++)
+		g_string_append_c(s, '[');
+	for (int i = 0; i < 200000; i++)
+		g_string_append_c(s, ']');
+	g_string_append_c(s, '}');
+	g_autoptr(GError) e = NULL;
+	cr_assert_null(ocispec_load_data(s->str, (gssize)s->len, &e));
+	cr_assert(strstr(e->message, "nested more than"), "%s", e->message);
+	/* brackets inside strings are text, not nesting; 256 levels are fine */
+	GString *ok = g_string_new("{\"a\":\"");
+	for (int i = 0; i < 1000; i++)
+		g_string_append(ok, "[{");
+	g_string_append(ok, "\",\"b\":");
+	for (int i = 0; i < OCISPEC_MAX_DEPTH - 1; i++)
+		g_string_append_c(ok, '[');
+	for (int i = 0; i < OCISPEC_MAX_DEPTH - 1; i++)
+		g_string_append_c(ok, ']');
+	g_string_append_c(ok, '}');
+	g_autoptr(GError) e2 = NULL;
+	g_autoptr(JsonNode) n = ocispec_load_data(ok->str, (gssize)ok->len, &e2);
+	cr_assert_not_null(n, "%s", e2 ? e2->message : "?");
+	g_string_free(s, TRUE);
+	g_string_free(ok, TRUE);
+}
+
+Test(hostile, a_huge_config_is_refused_before_it_is_read)
+{
+	g_autofree char *d = bundle_dir();
+	g_autofree char *p = g_build_filename(d, "config.json", NULL);
+	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, (off_t)4 << 30), 0); /* 4 GiB, sparse */
+	close(fd);
+	g_autoptr(GError) e = NULL;
+	gint64 t0 = g_get_monotonic_time();
+	cr_assert_null(ocispec_load_file(p, &e));
+	cr_assert_lt(g_get_monotonic_time() - t0, G_USEC_PER_SEC, "it read the file");
+	cr_assert(strstr(e->message, "larger than"), "%s", e->message);
+	char *big = g_malloc0(OCISPEC_MAX_JSON + 2);
+	big[0] = '{';
+	g_autoptr(GError) e2 = NULL;
+	cr_assert_null(ocispec_load_data(big, OCISPEC_MAX_JSON + 1, &e2));
+	cr_assert(strstr(e2->message, "more than the"), "%s", e2->message);
+	g_free(big);
+	/* the legitimate config beside it loads */
+	cr_assert(g_file_set_contents(p, legit, -1, NULL));
+	g_autoptr(GError) e3 = NULL;
+	g_autoptr(JsonNode) n = ocispec_load_file(p, &e3);
+	cr_assert_not_null(n, "%s", e3 ? e3->message : "?");
+	g_unlink(p);
+	g_rmdir(d);
+}
+
+Test(hostile, a_symlinked_fifo_or_foreign_config_is_refused)
+{
+	g_autofree char *d = bundle_dir();
+	g_autofree char *p = g_build_filename(d, "config.json", NULL);
+	g_autofree char *real = g_build_filename(d, "real.json", NULL);
+	cr_assert(g_file_set_contents(real, legit, -1, NULL));
+	/* a link (to a file of ours, or one the caller may not read, /etc/shadow) */
+	cr_assert_eq(symlink(real, p), 0);
+	g_autoptr(GError) e = NULL;
+	cr_assert_null(ocispec_load_file(p, &e));
+	cr_assert(strstr(e->message, "symbolic link"), "%s", e->message);
+	g_unlink(p);
+	/* a FIFO: the open must not wait for a writer */
+	cr_assert_eq(mkfifo(p, 0644), 0);
+	g_autoptr(GError) e2 = NULL;
+	cr_assert_null(ocispec_load_file(p, &e2));
+	cr_assert(strstr(e2->message, "not a regular file"), "%s", e2->message);
+	g_unlink(p);
+	/* another user's file, when we are root */
+	if (geteuid() == 0) {
+		cr_assert(g_file_set_contents(p, legit, -1, NULL));
+		cr_assert_eq(chown(p, 4321, 4321), 0);
+		g_autoptr(GError) e3 = NULL;
+		cr_assert_null(ocispec_load_file(p, &e3));
+		cr_assert(strstr(e3->message, "owned by"), "%s", e3->message);
+		g_unlink(p);
+	}
+	/* the legitimate one */
+	g_autoptr(GError) e4 = NULL;
+	g_autoptr(JsonNode) n = ocispec_load_file(real, &e4);
+	cr_assert_not_null(n, "%s", e4 ? e4->message : "?");
+	g_unlink(real);
+	g_rmdir(d);
+}
+
+/* a tenant's annotation (a Kubernetes pod's, through CRI-O) reaches the runtime's log */
+Test(hostile, absurd_annotation_values_are_refused_and_not_echoed_raw)
+{
+	GString *huge = g_string_new(NULL);
+	for (int i = 0; i < 100000; i++)
+		g_string_append_c(huge, '9');
+	const char *values[] = { "\x1b]0;pwned\x07\x1b[2J", huge->str, "-1", "1e3", " 5", "0x10",
+				 "18446744073709551616" };
+	for (size_t i = 0; i < G_N_ELEMENTS(values); i++) {
+		g_autoptr(JsonObject) cfg = json_object_new();
+		JsonObject *ann = json_object_new();
+		json_object_set_string_member(ann, OCISPEC_ANN_DELAY, values[i]);
+		json_object_set_object_member(cfg, "annotations", ann);
+		OcispecRequest r;
+		g_autoptr(GError) e = NULL;
+		cr_assert_not(ocispec_request(cfg, NULL, &r, &e), "value %zu accepted", i);
+		cr_assert_lt(strlen(e->message), 200, "a long message: %zu bytes", strlen(e->message));
+		cr_assert_null(strchr(e->message, '\x1b'), "an escape reached the message");
+	}
+	g_autoptr(JsonObject) cfg = json_object_new();
+	JsonObject *ann = json_object_new();
+	json_object_set_string_member(ann, OCISPEC_ANN_DISABLE, "\x1b[2Jyes");
+	json_object_set_object_member(cfg, "annotations", ann);
+	OcispecRequest r;
+	g_autoptr(GError) e = NULL;
+	cr_assert_not(ocispec_request(cfg, NULL, &r, &e));
+	cr_assert_null(strchr(e->message, '\x1b'));
+	/* the largest delay that parses is passed on for the daemon to judge */
+	json_object_set_string_member(ann, OCISPEC_ANN_DISABLE, "true");
+	json_object_set_string_member(ann, OCISPEC_ANN_DELAY, "18446744073709551615");
+	cr_assert(ocispec_request(cfg, NULL, &r, NULL));
+	cr_assert_str_eq(r.delay, "18446744073709551615");
+	g_string_free(huge, TRUE);
 }
