@@ -5,6 +5,7 @@
 #define G_LOG_DOMAIN "oomdelayfs"
 #include "oomd/options.h"
 #include "oomd/parse.h"
+#include "conffile.h"
 
 #include <errno.h>
 #include <string.h>
@@ -372,42 +373,6 @@ static gboolean opt_cb(const gchar *name, const gchar *value, gpointer data, GEr
 
 /* ---- the file ---- */
 
-/* GKeyFile keeps no line numbers: the line (1-based) of `key` in `group`, of the
- * header of `group` (key NULL), or of the first line that is neither blank, a
- * comment, a group nor key = value (both NULL). 0 if there is none. */
-static int line_of(const char *text, const char *group, const char *key)
-{
-	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
-	g_autofree char *cur = NULL;
-	for (int i = 0; lines[i]; i++) {
-		const char *l = lines[i];
-		while (g_ascii_isspace(*l))
-			l++;
-		if (*l == '\0' || *l == '#')
-			continue;
-		if (*l == '[') {
-			const char *end = strchr(l, ']');
-			g_free(cur);
-			cur = end ? g_strndup(l + 1, (gsize)(end - l - 1)) : NULL;
-			if ((!end && !key && !group) || (!key && group && g_strcmp0(cur, group) == 0))
-				return i + 1;
-			continue;
-		}
-		const char *eq = strchr(l, '=');
-		if (!eq) {
-			if (!key && !group)
-				return i + 1;
-			continue;
-		}
-		if (!key || g_strcmp0(cur, group) != 0)
-			continue;
-		g_autofree char *k = g_strstrip(g_strndup(l, (gsize)(eq - l)));
-		if (strcmp(k, key) == 0)
-			return i + 1;
-	}
-	return 0;
-}
-
 static int file_fail(GError **err, const char *file, int line, const char *key, const char *msg)
 {
 	g_clear_error(err);
@@ -432,8 +397,8 @@ static int load_config(parse_ctx *p, const char *file, bool must_exist, GError *
 	g_autofree char *text = NULL;
 	gsize len;
 	GError *e = NULL;
-	if (!g_file_get_contents(file, &text, &len, &e)) {
-		bool missing = g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_NOENT);
+	bool missing;
+	if (!od_conf_read(file, &text, &len, &missing, &e)) {
 		if (missing && !must_exist) {
 			g_error_free(e);
 			return OD_EXIT_OK;
@@ -443,7 +408,7 @@ static int load_config(parse_ctx *p, const char *file, bool must_exist, GError *
 	}
 	g_autoptr(GKeyFile) kf = g_key_file_new();
 	if (!g_key_file_load_from_data(kf, text, len, G_KEY_FILE_NONE, &e)) {
-		int line = line_of(text, NULL, NULL);
+		int line = od_conf_line(text, NULL, NULL);
 		g_autofree char *m = g_strdup(e->message);
 		g_error_free(e);
 		return file_fail(err, file, line, NULL, m);
@@ -453,12 +418,12 @@ static int load_config(parse_ctx *p, const char *file, bool must_exist, GError *
 		if (strcmp(*g, "oomdelayfs") != 0) {
 			g_autofree char *m = g_strdup_printf("[%s]: unknown group (the options are in "
 							     "[oomdelayfs])", *g);
-			return file_fail(err, file, line_of(text, *g, NULL) ?: 1, NULL, m);
+			return file_fail(err, file, od_conf_line(text, *g, NULL) ?: 1, NULL, m);
 		}
 	}
 	g_auto(GStrv) keys = g_key_file_get_keys(kf, "oomdelayfs", NULL, NULL);
 	for (char **k = keys; k && *k; k++) {
-		int line = line_of(text, "oomdelayfs", *k);
+		int line = od_conf_line(text, "oomdelayfs", *k);
 		size_t i = 0;
 		const od_opt *op = key_opt(*k, &i);
 		bool is_mnt = strcmp(*k, "mountpoint") == 0;

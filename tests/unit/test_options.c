@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "oomd/options.h"
@@ -148,4 +149,71 @@ Test(config, no_arguments_the_files_keys_or_the_defaults, .fini = fini)
 	cr_expect(o.mountpoint_default);
 	cr_expect_null(o.cgroup_root, "found from the mount table at start");
 	od_options_clear(&o);
+}
+
+/* ---- a bad configuration file (issue 21, third round): a clear error naming the file
+ * and the errno, never a hang or a crash; the good file beside works ---- */
+
+static void expect_refused(const char *file, const char *want)
+{
+	od_options o;
+	GError *err = NULL;
+	char *argv[] = { "oomdelayfs", "--config", (char *)file, "/mnt/x" };
+	gint64 t0 = g_get_monotonic_time();
+	cr_assert_eq(od_options_parse(&o, 4, argv, &err), OD_EXIT_USAGE, "%s accepted", file);
+	cr_assert_lt(g_get_monotonic_time() - t0, 2 * G_USEC_PER_SEC, "%s: the parse took long", file);
+	cr_assert_not_null(err);
+	cr_assert(strstr(err->message, file), "the message does not name %s: %s", file, err->message);
+	cr_assert(strstr(err->message, want), "wanted '%s': %s", want, err->message);
+	g_clear_error(&err);
+	od_options_clear(&o);
+}
+
+Test(config, a_fifo_a_device_a_directory_are_refused_at_once, .fini = fini)
+{
+	char d[] = "/tmp/oomd-conf-XXXXXX";
+	cr_assert_not_null(g_mkdtemp(d));
+	g_autofree char *fifo = g_build_filename(d, "fifo.conf", NULL);
+	cr_assert_eq(mkfifo(fifo, 0644), 0);
+	expect_refused(fifo, "not a regular file"); /* g_file_get_contents waited for a writer */
+	g_autofree char *zero = g_build_filename(d, "zero.conf", NULL);
+	cr_assert_eq(symlink("/dev/zero", zero), 0);
+	expect_refused(zero, "not a regular file"); /* and read /dev/zero until memory ran out */
+	expect_refused(d, "errno 21");
+	expect_refused("/nonexistent/oomd.conf", "errno 2");
+	unlink(fifo);
+	unlink(zero);
+	rmdir(d);
+	/* beside them, a good file applies */
+	write_conf("[oomdelayfs]\nceiling = 1M\n");
+	od_options o;
+	GError *err = NULL;
+	cr_assert_eq(parse(&o, &err, "/mnt/x", NULL, NULL), OD_EXIT_OK, "%s", err ? err->message : "");
+	od_options_clear(&o);
+}
+
+Test(config, huge_binary_and_broken_files, .fini = fini)
+{
+	/* 2 MiB of keys */
+	GString *big = g_string_new("[oomdelayfs]\n");
+	while (big->len < (2u << 20))
+		g_string_append(big, "# padding padding padding padding padding padding padding\n");
+	write_conf(big->str);
+	expect_refused(conf, "larger than 1 MiB");
+	g_string_free(big, TRUE);
+	/* a NUL byte: written by hand, write_conf takes a C string */
+	unlink(conf);
+	strcpy(conf + strlen(conf) - 6, "XXXXXX");
+	int fd = mkstemp(conf);
+	cr_assert_geq(fd, 0);
+	static const char nul[] = "[oomdelayfs]\nceiling = 1M\nnice = \0 5\n";
+	cr_assert_eq(write(fd, nul, sizeof nul - 1), (ssize_t)(sizeof nul - 1));
+	close(fd);
+	expect_refused(conf, ":3: a NUL byte");
+	/* not UTF-8, a key without a group, a value with control characters */
+	expect_bad("[oomdelayfs]\nceiling = \xff\xfe\n", 2, "");
+	expect_bad("ceiling = 1M\n[oomdelayfs]\n", 1, "");
+	expect_bad("[oomdelayfs]\nlayout = \x1b[2Jv1\n", 2, "layout:");
+	expect_bad("[oomdelayfs]\nceiling = 99999999999999999999999999G\n", 2, "ceiling:");
+	expect_bad("[oomdelayfs\nceiling = 1M\n", 1, "");
 }
