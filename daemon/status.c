@@ -2,8 +2,10 @@
 #define G_LOG_DOMAIN "oomdelayfs"
 #include "oomd/status.h"
 #include "oomd/options.h"
+#include "conffile.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
 #include <stdio.h>
@@ -133,58 +135,6 @@ static void write_all(int fd, const char *buf, size_t n)
 	}
 }
 
-/* Waits for `events` on fd until the connection's deadline: false once it passed. */
-static bool wait_io(int fd, short events, gint64 deadline)
-{
-	for (;;) {
-		gint64 left = deadline - g_get_monotonic_time();
-		if (left <= 0)
-			return false;
-		struct pollfd p = { .fd = fd, .events = events };
-		int r = poll(&p, 1, (int)((left + 999) / 1000));
-		if (r < 0 && errno == EINTR)
-			continue;
-		return r > 0;
-	}
-}
-
-/* The server's side of a connection is non-blocking and every read and write
- * waits only until one deadline per direction: with a per-call timeout a client
- * trickling a byte now and then (or reading one now and then) would keep the one
- * status thread, and the daemon's stop joining it, for hours. */
-static void send_all(int fd, const char *buf, size_t n, gint64 deadline)
-{
-	while (n > 0 && wait_io(fd, POLLOUT, deadline)) {
-		ssize_t w = send(fd, buf, n, MSG_NOSIGNAL);
-		if (w < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (w <= 0)
-			return; /* the client went away: nothing to tell */
-		buf += w;
-		n -= (size_t)w;
-	}
-}
-
-/* Reads until `end` appears, EOF, the deadline or MAX_REQUEST bytes. */
-static size_t read_request(int fd, char *buf, const char *end, gint64 deadline)
-{
-	size_t n = 0;
-	buf[0] = '\0';
-	while (n < MAX_REQUEST - 1 && wait_io(fd, POLLIN, deadline)) {
-		ssize_t r = read(fd, buf + n, MAX_REQUEST - 1 - n);
-		if (r < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-		buf[n] = '\0';
-		if (strstr(buf, end))
-			break;
-	}
-	buf[n] = '\0';
-	return n;
-}
-
 static char *reply(od_status *s, const char *what)
 {
 	od_status_data d;
@@ -196,56 +146,199 @@ static char *reply(od_status *s, const char *what)
 	return out;
 }
 
-static void serve(od_status *s, int lfd, bool http)
-{
-	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	if (fd < 0)
-		return;
+/* ---- the connections: many at once, none able to hold the others ----
+ * Each listener's thread keeps up to MAX_CONNS connections, at most PER_UID of one
+ * peer uid (root's unbounded but for the total), and moves each along as its data
+ * comes: read the request, then write the answer, both without blocking and within
+ * one deadline per connection. Before (round two), a listener served one connection
+ * at a time for up to 2 s, so a local uid that kept opening silent connections to the
+ * metrics port kept a scraper waiting behind them (issue 21, third round). */
+#define MAX_CONNS 32
+#define PER_UID 4
+
+typedef struct {
+	int fd;
+	uid_t uid;      /* the peer's; (uid_t)-1: unknown */
+	gint64 deadline;
+	size_t n;       /* request bytes read */
+	char *out;      /* the answer, once the request is complete */
+	size_t off, len;
 	char req[MAX_REQUEST];
-	read_request(fd, req, http ? "\r\n\r\n" : "\n",
-		     g_get_monotonic_time() + IO_TIMEOUT_S * G_USEC_PER_SEC);
-	if (http) {
-		bool ok = g_str_has_prefix(req, "GET /metrics ") || g_str_has_prefix(req, "GET / ");
-		g_autofree char *body = ok ? reply(s, "metrics") : g_strdup("not found: GET /metrics\n");
-		g_autofree char *head = g_strdup_printf(
-			"HTTP/1.0 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
-			ok ? "200 OK" : "404 Not Found",
-			ok ? "application/openmetrics-text; version=1.0.0; charset=utf-8" : "text/plain",
-			strlen(body));
-		gint64 deadline = g_get_monotonic_time() + IO_TIMEOUT_S * G_USEC_PER_SEC;
-		send_all(fd, head, strlen(head), deadline);
-		send_all(fd, body, strlen(body), deadline);
-	} else {
-		g_strstrip(req);
-		if (strcmp(req, "text") && strcmp(req, "json") && strcmp(req, "metrics")) {
-			const char *e = "error: ask text, json or metrics\n";
-			send_all(fd, e, strlen(e), g_get_monotonic_time() + IO_TIMEOUT_S * G_USEC_PER_SEC);
-		} else {
-			g_autofree char *out = reply(s, req);
-			send_all(fd, out, strlen(out), g_get_monotonic_time() + IO_TIMEOUT_S * G_USEC_PER_SEC);
+} conn;
+
+/* The uid owning the other end of a loopback TCP connection: the line of /proc/net/tcp
+ * (this network namespace's) whose local address is our peer's and remote ours.
+ * (uid_t)-1 if none (a peer outside it; the table changed). */
+static uid_t tcp_peer_uid(int fd)
+{
+	struct sockaddr_in me, peer;
+	socklen_t lm = sizeof me, lp = sizeof peer;
+	if (getsockname(fd, (struct sockaddr *)&me, &lm) != 0 ||
+	    getpeername(fd, (struct sockaddr *)&peer, &lp) != 0 || peer.sin_family != AF_INET)
+		return (uid_t)-1;
+	char want_l[32], want_r[32], l[64], r[64], line[512];
+	/* the kernel prints the address as the raw 32-bit value, the port in host order */
+	snprintf(want_l, sizeof want_l, "%08X:%04X", (unsigned)peer.sin_addr.s_addr, ntohs(peer.sin_port));
+	snprintf(want_r, sizeof want_r, "%08X:%04X", (unsigned)me.sin_addr.s_addr, ntohs(me.sin_port));
+	FILE *f = fopen("/proc/net/tcp", "re");
+	uid_t uid = (uid_t)-1;
+	unsigned u;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, " %*d: %63s %63s %*x %*s %*s %*x %u", l, r, &u) == 3 &&
+		    strcmp(l, want_l) == 0 && strcmp(r, want_r) == 0) {
+			uid = (uid_t)u;
+			break;
 		}
-	}
-	close(fd);
+	if (f)
+		fclose(f);
+	return uid;
 }
 
-/* One thread per listener: the metrics port is open to every local uid, and a
- * client that trickles there (2 s per connection, as many connections as it
- * likes) must not starve root's status socket (SECURITY.md, issue 21). */
+static uid_t peer_uid(int fd, bool http)
+{
+	if (http)
+		return tcp_peer_uid(fd);
+	struct ucred cr;
+	socklen_t len = sizeof cr;
+	return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 ? cr.uid : (uid_t)-1;
+}
+
+/* The answer to what c read (all of it, or what came before its deadline). */
+static char *answer(od_status *s, conn *c, bool http)
+{
+	c->req[c->n] = '\0';
+	if (http) {
+		bool ok = g_str_has_prefix(c->req, "GET /metrics ") || g_str_has_prefix(c->req, "GET / ");
+		g_autofree char *body = ok ? reply(s, "metrics") : g_strdup("not found: GET /metrics\n");
+		return g_strdup_printf(
+			"HTTP/1.0 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
+			ok ? "200 OK" : "404 Not Found",
+			ok ? "application/openmetrics-text; version=1.0.0; charset=utf-8" : "text/plain",
+			strlen(body), body);
+	}
+	g_strstrip(c->req);
+	if (strcmp(c->req, "text") && strcmp(c->req, "json") && strcmp(c->req, "metrics"))
+		return g_strdup("error: ask text, json or metrics\n");
+	return reply(s, c->req);
+}
+
+static void drop(conn *c, int *nc, int i)
+{
+	close(c[i].fd);
+	g_free(c[i].out);
+	c[i] = c[--*nc];
+}
+
+/* Reads what c has; true when the request is complete (its end, EOF, full). */
+static bool read_some(conn *c, const char *end)
+{
+	for (;;) {
+		ssize_t r = read(c->fd, c->req + c->n, MAX_REQUEST - 1 - c->n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return errno != EAGAIN;
+		if (r == 0)
+			return true;
+		c->n += (size_t)r;
+		c->req[c->n] = '\0';
+		if (strstr(c->req, end) || c->n == MAX_REQUEST - 1)
+			return true;
+	}
+}
+
+/* Writes what c can take; true when all is written or the client went away. */
+static bool write_some(conn *c)
+{
+	while (c->off < c->len) {
+		ssize_t w = send(c->fd, c->out + c->off, c->len - c->off, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return errno != EAGAIN;
+		c->off += (size_t)w;
+	}
+	return true;
+}
+
+static void start_answer(od_status *s, conn *c, bool http)
+{
+	c->out = answer(s, c, http);
+	c->len = strlen(c->out);
+	c->off = 0;
+	c->deadline = g_get_monotonic_time() + IO_TIMEOUT_S * G_USEC_PER_SEC;
+}
+
+static void accept_some(int lfd, bool http, conn *c, int *nc)
+{
+	while (*nc < MAX_CONNS) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0)
+			return;
+		uid_t uid = peer_uid(fd, http);
+		int mine = 0;
+		for (int i = 0; i < *nc; i++)
+			mine += c[i].uid == uid;
+		if (uid != 0 && mine >= PER_UID) {
+			close(fd); /* its own earlier ones are still being served */
+			continue;
+		}
+		c[*nc] = (conn){ .fd = fd, .uid = uid,
+				 .deadline = g_get_monotonic_time() + IO_TIMEOUT_S * G_USEC_PER_SEC };
+		(*nc)++;
+	}
+}
+
+/* One thread per listener: the metrics port is open to every local uid, and nothing
+ * its clients do may starve root's status socket (SECURITY.md, issue 21). */
 static void listen_loop(od_status *s, int lfd, bool http)
 {
-	struct pollfd p[2] = { { .fd = s->wake, .events = POLLIN }, { .fd = lfd, .events = POLLIN } };
+	conn *c = g_new0(conn, MAX_CONNS);
+	int nc = 0;
+	/* accept_some takes what is pending and stops at EAGAIN */
+	if (fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) | O_NONBLOCK) != 0)
+		g_warning("status socket: O_NONBLOCK: %s", g_strerror(errno));
+	struct pollfd p[2 + MAX_CONNS];
+	const char *end = http ? "\r\n\r\n" : "\n";
 	for (;;) {
-		if (poll(p, 2, -1) < 0) {
+		gint64 now = g_get_monotonic_time(), next = G_MAXINT64;
+		for (int i = nc - 1; i >= 0; i--) {
+			if (c[i].deadline > now) {
+				next = MIN(next, c[i].deadline);
+			} else if (!c[i].out) { /* its time to ask is up: answer what it asked */
+				start_answer(s, &c[i], http);
+				next = MIN(next, c[i].deadline);
+			} else {
+				drop(c, &nc, i); /* it does not read its answer */
+			}
+		}
+		p[0] = (struct pollfd){ .fd = s->wake, .events = POLLIN };
+		p[1] = (struct pollfd){ .fd = lfd, .events = nc < MAX_CONNS ? POLLIN : 0 };
+		for (int i = 0; i < nc; i++)
+			p[2 + i] = (struct pollfd){ .fd = c[i].fd, .events = c[i].out ? POLLOUT : POLLIN };
+		int wait_ms = next == G_MAXINT64 ? -1 : (int)MIN((next - now + 999) / 1000, 60000);
+		if (poll(p, (nfds_t)(2 + nc), wait_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			g_warning("status socket: poll: %s; no more status", g_strerror(errno));
-			return;
+			break;
 		}
 		if (p[0].revents)
-			return; /* the wake eventfd is never read: it stays readable for both */
+			break; /* the wake eventfd is never read: it stays readable for both */
+		for (int i = nc - 1; i >= 0; i--) { /* backwards: drop moves the last one here */
+			if (!p[2 + i].revents)
+				continue;
+			if (!c[i].out && read_some(&c[i], end))
+				start_answer(s, &c[i], http);
+			if (c[i].out && write_some(&c[i]))
+				drop(c, &nc, i);
+		}
 		if (p[1].revents & POLLIN)
-			serve(s, lfd, http);
+			accept_some(lfd, http, c, &nc);
 	}
+	while (nc > 0)
+		drop(c, &nc, nc - 1);
+	g_free(c);
 }
 
 static gpointer unix_main(gpointer data)
@@ -324,8 +417,13 @@ void od_status_stop(od_status *s)
 /* The socket the daemon was configured with, if the file names one. */
 static char *configured_socket(void)
 {
+	g_autofree char *text = NULL;
+	gsize len;
+	bool missing;
 	g_autoptr(GKeyFile) kf = g_key_file_new();
-	if (!g_key_file_load_from_file(kf, OD_CONFIG_DEFAULT, G_KEY_FILE_NONE, NULL))
+	/* read as the daemon reads it: a FIFO there must not hang the client (conffile.h) */
+	if (!od_conf_read(OD_CONFIG_DEFAULT, &text, &len, &missing, NULL) ||
+	    !g_key_file_load_from_data(kf, text, len, G_KEY_FILE_NONE, NULL))
 		return NULL;
 	return g_key_file_get_string(kf, "oomdelayfs", "status-socket", NULL);
 }
