@@ -82,6 +82,18 @@ static char *read_all(int fd, int ms, gint64 *took_ms)
 	return g_string_free(s, FALSE);
 }
 
+/* One GET /metrics of root's: what came back within ms, and how long it took. */
+static char *scrape(int ms, gint64 *took)
+{
+	int fd = connect_port();
+	cr_assert_geq(fd, 0);
+	const char *req = "GET /metrics HTTP/1.0\r\n\r\n";
+	cr_assert_eq(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	char *got = read_all(fd, ms, took);
+	close(fd);
+	return got;
+}
+
 Test(status_server, silent_connections_of_one_uid_do_not_hold_a_scrape)
 {
 	if (geteuid() != 0)
@@ -107,13 +119,8 @@ Test(status_server, silent_connections_of_one_uid_do_not_hold_a_scrape)
 	}
 	char verdict = 0;
 	cr_assert_eq(read(ready[0], &verdict, 1), 1, "uid 1000's connections did not come up");
-	int fd = connect_port();
-	cr_assert_geq(fd, 0);
-	const char *req = "GET /metrics HTTP/1.0\r\n\r\n";
-	cr_assert_eq(write(fd, req, strlen(req)), (ssize_t)strlen(req));
 	gint64 took;
-	g_autofree char *got = read_all(fd, 10000, &took);
-	close(fd);
+	g_autofree char *got = scrape(10000, &took);
 	/* a silent connection's own answer, after its time */
 	int quiet = connect_port();
 	gint64 qtook;
@@ -132,13 +139,8 @@ Test(status_server, silent_connections_of_one_uid_do_not_hold_a_scrape)
 
 Test(status_server, a_scrape_is_answered)
 {
-	int fd = connect_port();
-	cr_assert_geq(fd, 0);
-	const char *req = "GET /metrics HTTP/1.0\r\n\r\n";
-	cr_assert_eq(write(fd, req, strlen(req)), (ssize_t)strlen(req));
 	gint64 took;
-	g_autofree char *got = read_all(fd, 5000, &took);
-	close(fd);
+	g_autofree char *got = scrape(5000, &took);
 	cr_assert(g_str_has_prefix(got, "HTTP/1.0 200 OK"), "the scrape got (%lld ms): %.60s",
 		  (long long)took, got);
 }
