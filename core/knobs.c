@@ -86,6 +86,16 @@ void eng_desired_knobs(const oe_engine *e, const node *n, uint64_t *high, uint64
 	}
 }
 
+/* v, which the kernel held or may still come to hold by our doing, is no longer the
+ * value we want: its echo is ours for OWN_ECHO_MS. */
+static void remember_own(const oe_engine *e, node *n, uint64_t v)
+{
+	n->own_val[n->own_next] = v;
+	n->own_at_ms[n->own_next] = (uint32_t)(e->now / NS_PER_MS);
+	n->own_used |= (uint8_t)(1u << n->own_next);
+	n->own_next = (n->own_next + 1) % OWN_SLOTS;
+}
+
 void eng_set_max(oe_engine *e, node *n, uint64_t v, oe_actions *out, oe_action_kind kind)
 {
 	oe_action *a = eng_emit(out, kind, n->id, v);
@@ -95,10 +105,7 @@ void eng_set_max(oe_engine *e, node *n, uint64_t v, oe_actions *out, oe_action_k
 	/* Two slots were not enough: one user write can make two writes (a raise that ends
 	 * a hold), so an echo read just before it named a value three writes old, which was
 	 * then taken for a foreign write and became L. */
-	n->own_val[n->own_next] = n->applied_max;
-	n->own_at_ms[n->own_next] = (uint32_t)(e->now / NS_PER_MS);
-	n->own_used |= (uint8_t)(1u << n->own_next);
-	n->own_next = (n->own_next + 1) % OWN_SLOTS;
+	remember_own(e, n, n->applied_max);
 	n->applied_max = v;
 }
 
@@ -168,6 +175,11 @@ void oe_real_max_seen(oe_engine *e, int64_t now, uint64_t id, uint64_t value, oe
 		reassert(e, n, out);
 		return;
 	}
+	/* Our last write may not have landed yet (the shell carries actions out after the
+	 * engine's lock, on several threads): landing after the foreign one, its echo
+	 * would otherwise name a value in no slot and become L, and the repair's echo
+	 * the next L (seen in ctl_race as L = 3355, then 100663296, then 167772160). */
+	remember_own(e, n, n->applied_max);
 	n->applied_max = value;
 	oe_write_limit(e, now, id, value, out);
 }

@@ -1,5 +1,6 @@
 /* ctl_fixture.h — the controller over a fixture directory laid out like a cgroup
- * (regular files stand in for the kernel's): a root and one managed cgroup g, with
+ * (regular files stand in for the kernel's, read and written whole as cgroupfs's
+ * are: knob_lock in ctl_fixture.c): a root and one managed cgroup g, with
  * L and a 200 ms delay written. Shared by the controller's unit tests; each test
  * runs in its own process (criterion), so the globals are per test.
  */
@@ -22,6 +23,7 @@ extern const char events0[], events1[];
 void put(const char *name, const char *content);       /* a file of g, replaced */
 void overwrite(const char *name, const char *content); /* in place: kept descriptors see it */
 char *get(const char *name);                           /* g_free; stripped */
+char *knob_read(const char *path); /* any fixture file, as one read (knob_lock); g_free; stripped */
 void setup(oe_kill_mode mode);
 int64_t start_hold(void); /* a sample over L from this thread; returns when it began */
 bool holds(const char *file, const char *want);

@@ -445,6 +445,22 @@ Test(realmax, foreign_value_becomes_L)
 	HASV(OE_ACT_SET_HIGH, A, 70 * MiB);
 }
 
+Test(realmax, own_write_landing_after_a_foreign_one_is_not_L)
+{
+	cr_assert_eq(wdelay(A, 1000), 0);
+	cr_assert_eq(wlimit(A, 80 * MiB), 0); /* max = 80M + CEIL, carried out later */
+	clr();
+	seen_max(A, 70 * MiB); /* a user's write, read before ours landed */
+	cr_assert_eq(view(A).limit, 70 * MiB);
+	clr();
+	seen_max(A, 80 * MiB + CEIL); /* ours, landed after it */
+	cr_assert_eq(view(A).limit, 70 * MiB, "our own late write became L");
+	LASTV(OE_ACT_SET_MAX, A, 70 * MiB + CEIL); /* the kernel has ours: the repair */
+	/* and a real change after it still counts */
+	seen_max(A, 90 * MiB);
+	cr_assert_eq(view(A).limit, 90 * MiB);
+}
+
 Test(realmax, foreign_value_on_unmanaged)
 {
 	seen_max(A, 70 * MiB);
