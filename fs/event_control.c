@@ -53,6 +53,17 @@ static void hook_removed(void *ud, uint64_t id)
 	fs_evctl_removed(ud, id);
 }
 
+/* What both ends of an fs_evctl free once its threads are gone. */
+static void ec_release(fs_evctl *e)
+{
+	g_async_queue_unref(e->jobs);
+	g_ptr_array_unref(e->all);
+	fs_closer_free(e->closer);
+	close(e->wake);
+	g_mutex_clear(&e->lock);
+	g_free(e);
+}
+
 /* Undoes a fs_evctl_new that failed half-way: the threads it started, then the rest. */
 static fs_evctl *undo_new(fs_evctl *e)
 {
@@ -65,12 +76,7 @@ static fs_evctl *undo_new(fs_evctl *e)
 		ec_kick(e);
 		g_thread_join(e->thread);
 	}
-	g_async_queue_unref(e->jobs);
-	g_ptr_array_unref(e->all);
-	fs_closer_free(e->closer);
-	close(e->wake);
-	g_mutex_clear(&e->lock);
-	g_free(e);
+	ec_release(e);
 	return NULL;
 }
 
@@ -140,12 +146,7 @@ void fs_evctl_free(fs_evctl *e)
 			g_ptr_array_unref(j->batch);
 		g_free(j);
 	}
-	g_async_queue_unref(e->jobs);
-	g_ptr_array_unref(e->all);
-	fs_closer_free(e->closer);
-	close(e->wake);
-	g_mutex_clear(&e->lock);
-	g_free(e);
+	ec_release(e);
 }
 
 /* The control files memcg_write_event_control knows, by name (6.1 mm/memcontrol.c). */
