@@ -9,7 +9,7 @@ setknob "$cg" cgroup.subtree_control +memory
 mkdir "$cg/a" "$cg/a/b" 2>/dev/null || mkdir -p "$cg/a/b"
 # names and modes (synthetic files are the only extra names)
 (cd "$CGROOT" && find . | sort) >/tmp/real.ls
-(cd /shadow && find . | sort | grep -v -e 'memory.oom_delay_millisecs$' -e 'memory.oom_control$' -e 'cgroup.event_control$') >/tmp/shadow.ls
+(cd /shadow && find . | sort | grep -v -e 'memory.oom_delay_millisecs$' -e 'memory.oom_control$' -e 'cgroup.event_control$' -e 'memory.usage_in_bytes$' -e 'memory.pressure_level$') >/tmp/shadow.ls
 cmp -s /tmp/real.ls /tmp/shadow.ls || { diff /tmp/real.ls /tmp/shadow.ls | head -20; fail "the shadow tree lists other names than the real tree"; }
 files=$(wc -l </tmp/real.ls)
 moving='memory.current|memory.stat|memory.events|memory.peak|pressure|cpu.stat|io.stat|memory.numa_stat|memory.swap|cgroup.stat|memory.zswap|pids.peak|misc.current|rdma.current|hugetlb'
