@@ -158,6 +158,21 @@ int poke(const char *rel, const char *s)
 	return e;
 }
 
+int fx_register(const char *cg, int efd, int cfd, const char *args)
+{
+	g_autofree char *line = g_strdup_printf("%d %d%s%s", efd, cfd, args ? " " : "", args ? args : "");
+	g_autofree char *rel = g_strconcat(cg, "/cgroup.event_control", NULL);
+	return poke(rel, line);
+}
+
+uint64_t fx_drain(int efd)
+{
+	uint64_t v = 0;
+	if (read(efd, &v, sizeof v) != sizeof v)
+		return 0;
+	return v;
+}
+
 uint64_t real_ino(const char *rel)
 {
 	g_autofree char *p = g_build_filename(fixture, rel, NULL);

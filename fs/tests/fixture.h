@@ -35,6 +35,10 @@ char *in_mnt(const char *rel);
 char *slurp(const char *rel);
 /* one write(2) through the mount (O_WRONLY|O_TRUNC); 0 or errno */
 int poke(const char *rel, const char *s);
+/* writes "<efd> <cfd>[ args]" to cg's cgroup.event_control through the mount; 0 or errno */
+int fx_register(const char *cg, int efd, int cfd, const char *args);
+/* one non-blocking read of an eventfd: its counter, 0 when nothing came */
+uint64_t fx_drain(int efd);
 /* st_ino of rel in the fixture: the id the controller knows the cgroup by */
 uint64_t real_ino(const char *rel);
 /* open(2) of rel through the mount, asserted to succeed */

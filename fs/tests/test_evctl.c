@@ -31,20 +31,10 @@ Test(evctl, is_write_only_and_parses)
 	cr_assert_eq(poke("a/cgroup.event_control", "x y"), EINVAL);
 }
 
-/* Writes "<efd> <cfd>" to rel's cgroup.event_control; 0 or errno. */
+/* Writes "<efd> <cfd>" to cg's cgroup.event_control; 0 or errno. */
 static int reg(const char *cg, int efd, int cfd)
 {
-	g_autofree char *line = g_strdup_printf("%d %d", efd, cfd);
-	g_autofree char *rel = g_strconcat(cg, "/cgroup.event_control", NULL);
-	return poke(rel, line);
-}
-
-static uint64_t drain(int efd)
-{
-	uint64_t v = 0;
-	if (read(efd, &v, sizeof v) != sizeof v)
-		return 0;
-	return v;
+	return fx_register(cg, efd, cfd, NULL);
 }
 
 Test(evctl, checks_the_descriptors)
@@ -74,16 +64,16 @@ Test(evctl, signals_onset_and_rmdir)
 	int cfd = open_in_mnt("a/memory.oom_control", O_RDONLY);
 	cr_assert_eq(reg("a", efd, cfd), 0);
 	cr_assert_eq(fs_evctl_count(fs->evctl, id), 1);
-	cr_assert_eq(drain(efd), 0, "quiet until an OOM");
+	cr_assert_eq(fx_drain(efd), 0, "quiet until an OOM");
 	stub_controller_notify(ctl, id);
 	fs_evctl_sync(fs->evctl);
-	cr_assert_eq(drain(efd), 1);
+	cr_assert_eq(fx_drain(efd), 1);
 	stub_controller_notify(ctl, real_ino("a/b"));
 	fs_evctl_sync(fs->evctl);
-	cr_assert_eq(drain(efd), 0, "another cgroup's onset is not ours");
+	cr_assert_eq(fx_drain(efd), 0, "another cgroup's onset is not ours");
 	stub_controller_removed(ctl, id);
 	fs_evctl_sync(fs->evctl);
-	cr_assert_eq(drain(efd), 1, "the rmdir signal");
+	cr_assert_eq(fx_drain(efd), 1, "the rmdir signal");
 	cr_assert_eq(fs_evctl_count(fs->evctl, id), 0);
 	close(cfd);
 	close(efd);
@@ -100,7 +90,7 @@ Test(evctl, signals_at_once_during_a_hold)
 	stub_controller_set_under_oom(ctl, id, true);
 	cr_assert_eq(reg("a", efd, cfd), 0);
 	fs_evctl_sync(fs->evctl);
-	cr_assert_eq(drain(efd), 1);
+	cr_assert_eq(fx_drain(efd), 1);
 	close(cfd);
 	close(efd);
 }
@@ -124,13 +114,13 @@ Test(evctl, a_full_blocking_eventfd_delays_nothing, .timeout = 30)
 		cr_assert_lt(g_get_monotonic_time() - t0, 100000, "the hook only queues");
 		fs_evctl_sync(fs->evctl);
 		cr_assert_lt(g_get_monotonic_time() - t0, 1000000, "the notifier did not wait");
-		cr_assert_eq(drain(good), 1, "the listener beside it heard onset %d", i);
+		cr_assert_eq(fx_drain(good), 1, "the listener beside it heard onset %d", i);
 	}
 	/* a counter that is full wakes its reader already: it stays registered */
 	cr_assert_eq(fs_evctl_count(fs->evctl, id), 2);
 	stub_controller_removed(ctl, id);
 	fs_evctl_sync(fs->evctl);
-	cr_assert_eq(drain(good), 1, "the rmdir signal");
+	cr_assert_eq(fx_drain(good), 1, "the rmdir signal");
 	close(cfd);
 	close(good);
 	close(bad);
@@ -151,7 +141,7 @@ Test(evctl, survives_the_caller_closing_both)
 	close(efd);
 	stub_controller_notify(ctl, id);
 	fs_evctl_sync(fs->evctl);
-	cr_assert_eq(drain(keep), 1);
+	cr_assert_eq(fx_drain(keep), 1);
 	close(keep);
 }
 

@@ -34,26 +34,11 @@ static void init_v1(void)
 
 TestSuite(v1notify, .init = init_v1, .fini = fx_teardown, .timeout = 30);
 
-static int reg(const char *cg, int efd, int cfd, const char *args)
-{
-	g_autofree char *line = g_strdup_printf("%d %d%s%s", efd, cfd, args ? " " : "", args ? args : "");
-	g_autofree char *rel = g_strconcat(cg, "/cgroup.event_control", NULL);
-	return poke(rel, line);
-}
-
-static uint64_t drain(int efd)
-{
-	uint64_t v = 0;
-	if (read(efd, &v, sizeof v) != sizeof v)
-		return 0;
-	return v;
-}
-
 /* Waits up to ms for the counter to be readable; its value (0: nothing came). */
 static uint64_t wait_signal(int efd, int ms)
 {
 	for (int i = 0; i < ms / 10; i++) {
-		uint64_t v = drain(efd);
+		uint64_t v = fx_drain(efd);
 		if (v)
 			return v;
 		g_usleep(10000);
@@ -68,21 +53,21 @@ Test(v1notify, threshold_arguments_as_v1)
 	int u = open_in_mnt("a/memory.usage_in_bytes", O_RDONLY);
 	int ub = open_in_mnt("a/b/memory.usage_in_bytes", O_RDONLY);
 	int lim = open_in_mnt("a/memory.limit_in_bytes", O_RDONLY);
-	cr_assert_eq(reg("a", efd, u, "16x"), EINVAL);
-	cr_assert_eq(reg("a", efd, u, " 16M"), EINVAL, "the arguments are not stripped");
-	cr_assert_eq(reg("a", efd, u, "16 M"), EINVAL);
-	cr_assert_eq(reg("a", efd, u, "max"), EINVAL);
-	cr_assert_eq(reg("a", efd, ub, "16M"), EINVAL, "another cgroup's usage file");
-	cr_assert_eq(reg("a", efd, lim, "16M"), EINVAL, "not a control file");
-	cr_assert_eq(reg("a", 999, u, "16M"), EBADF);
-	cr_assert_eq(reg("a", efd, 998, "16M"), EBADF);
-	cr_assert_eq(reg("a", u, u, "16M"), EINVAL, "not an eventfd");
+	cr_assert_eq(fx_register("a", efd, u, "16x"), EINVAL);
+	cr_assert_eq(fx_register("a", efd, u, " 16M"), EINVAL, "the arguments are not stripped");
+	cr_assert_eq(fx_register("a", efd, u, "16 M"), EINVAL);
+	cr_assert_eq(fx_register("a", efd, u, "max"), EINVAL);
+	cr_assert_eq(fx_register("a", efd, ub, "16M"), EINVAL, "another cgroup's usage file");
+	cr_assert_eq(fx_register("a", efd, lim, "16M"), EINVAL, "not a control file");
+	cr_assert_eq(fx_register("a", 999, u, "16M"), EBADF);
+	cr_assert_eq(fx_register("a", efd, 998, "16M"), EBADF);
+	cr_assert_eq(fx_register("a", u, u, "16M"), EINVAL, "not an eventfd");
 	cr_assert_eq(fs_evctl_count(fs->evctl, real_ino("a")), 0);
-	cr_assert_eq(reg("a", efd, u, "16M"), 0);
-	cr_assert_eq(reg("a", efd, u, "16m"), 0);
-	cr_assert_eq(reg("a", efd, u, "0x1000"), 0);
-	cr_assert_eq(reg("a", efd, u, "-1"), 0);
-	cr_assert_eq(reg("a", efd, u, NULL), 0, "no argument: memparse of an empty string, 0");
+	cr_assert_eq(fx_register("a", efd, u, "16M"), 0);
+	cr_assert_eq(fx_register("a", efd, u, "16m"), 0);
+	cr_assert_eq(fx_register("a", efd, u, "0x1000"), 0);
+	cr_assert_eq(fx_register("a", efd, u, "-1"), 0);
+	cr_assert_eq(fx_register("a", efd, u, NULL), 0, "no argument: memparse of an empty string, 0");
 	cr_assert_eq(fs_evctl_count(fs->evctl, real_ino("a")), 5);
 	close(lim);
 	close(ub);
@@ -98,8 +83,8 @@ Test(v1notify, threshold_signals_each_crossing_and_the_rmdir)
 	int u = open_in_mnt("a/memory.usage_in_bytes", O_RDONLY);
 	int oomfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	int oc = open_in_mnt("a/memory.oom_control", O_RDONLY);
-	cr_assert_eq(reg("a", efd, u, "16M"), 0);
-	cr_assert_eq(reg("a", oomfd, oc, NULL), 0);
+	cr_assert_eq(fx_register("a", efd, u, "16M"), 0);
+	cr_assert_eq(fx_register("a", oomfd, oc, NULL), 0);
 	cr_assert_eq(wait_signal(efd, 300), 0, "4 MiB: below, quiet");
 	put("a/memory.current", "20971520\n");
 	cr_assert_eq(wait_signal(efd, 1000), 1, "crossed upwards");
@@ -110,12 +95,12 @@ Test(v1notify, threshold_signals_each_crossing_and_the_rmdir)
 	cr_assert_eq(wait_signal(efd, 1000), 1, "crossed downwards");
 	stub_controller_notify(ctl, id);
 	fs_evctl_sync(fs->evctl);
-	cr_assert_eq(drain(oomfd), 1);
-	cr_assert_eq(drain(efd), 0, "an OOM onset is the OOM listeners' only");
+	cr_assert_eq(fx_drain(oomfd), 1);
+	cr_assert_eq(fx_drain(efd), 0, "an OOM onset is the OOM listeners' only");
 	stub_controller_removed(ctl, id);
 	fs_evctl_sync(fs->evctl);
-	cr_assert_eq(drain(efd), 1, "the rmdir signal");
-	cr_assert_eq(drain(oomfd), 1);
+	cr_assert_eq(fx_drain(efd), 1, "the rmdir signal");
+	cr_assert_eq(fx_drain(oomfd), 1);
 	cr_assert_eq(fs_evctl_count(fs->evctl, id), 0);
 	close(oc);
 	close(oomfd);
@@ -138,22 +123,22 @@ Test(v1notify, pressure_level_file_and_arguments)
 	char buf[8];
 	cr_assert_lt(read(pl, buf, sizeof buf), 0);
 	cr_assert_eq(errno, EINVAL, "no read handler");
-	cr_assert_eq(reg("a", efd, pl, "lo"), EINVAL);
-	cr_assert_eq(reg("a", efd, pl, "low,"), EINVAL);
-	cr_assert_eq(reg("a", efd, pl, "low,tree"), EINVAL);
-	cr_assert_eq(reg("a", efd, pl, " low"), EINVAL);
-	cr_assert_eq(reg("a", efd, pl, NULL), EINVAL, "no level");
-	cr_assert_eq(reg("a", efd, pl, "low"), 0);
-	cr_assert_eq(reg("a", efd, pl, "medium,hierarchy"), 0);
-	cr_assert_eq(reg("a", efd, pl, "critical,local"), 0);
-	cr_assert_eq(reg("a", efd, pl, "low,local,whatever"), 0, "a third token is ignored");
+	cr_assert_eq(fx_register("a", efd, pl, "lo"), EINVAL);
+	cr_assert_eq(fx_register("a", efd, pl, "low,"), EINVAL);
+	cr_assert_eq(fx_register("a", efd, pl, "low,tree"), EINVAL);
+	cr_assert_eq(fx_register("a", efd, pl, " low"), EINVAL);
+	cr_assert_eq(fx_register("a", efd, pl, NULL), EINVAL, "no level");
+	cr_assert_eq(fx_register("a", efd, pl, "low"), 0);
+	cr_assert_eq(fx_register("a", efd, pl, "medium,hierarchy"), 0);
+	cr_assert_eq(fx_register("a", efd, pl, "critical,local"), 0);
+	cr_assert_eq(fx_register("a", efd, pl, "low,local,whatever"), 0, "a third token is ignored");
 	cr_assert_eq(fs_evctl_count(fs->evctl, real_ino("a")), 4);
 	stub_controller_notify(ctl, real_ino("a"));
 	fs_evctl_sync(fs->evctl);
-	cr_assert_eq(drain(efd), 0, "an OOM onset is no pressure event");
+	cr_assert_eq(fx_drain(efd), 0, "an OOM onset is no pressure event");
 	stub_controller_removed(ctl, real_ino("a"));
 	fs_evctl_sync(fs->evctl);
-	cr_assert_eq(drain(efd), 4, "the rmdir signal, once per registration");
+	cr_assert_eq(fx_drain(efd), 4, "the rmdir signal, once per registration");
 	close(pl);
 	close(efd);
 }
@@ -185,28 +170,28 @@ Test(v1notify, limit_events_walk_up_as_v1)
 	int loc = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	int plb = open_in_mnt("a/b/memory.pressure_level", O_RDONLY);
 	int pla = open_in_mnt("a/memory.pressure_level", O_RDONLY);
-	cr_assert_eq(reg("a/b", child, plb, "low"), 0);
-	cr_assert_eq(reg("a/b", crit, plb, "critical"), 0);
-	cr_assert_eq(reg("a", def, pla, "low"), 0);
-	cr_assert_eq(reg("a", hier, pla, "low,hierarchy"), 0);
-	cr_assert_eq(reg("a", loc, pla, "low,local"), 0);
+	cr_assert_eq(fx_register("a/b", child, plb, "low"), 0);
+	cr_assert_eq(fx_register("a/b", crit, plb, "critical"), 0);
+	cr_assert_eq(fx_register("a", def, pla, "low"), 0);
+	cr_assert_eq(fx_register("a", hier, pla, "low,hierarchy"), 0);
+	cr_assert_eq(fx_register("a", loc, pla, "low,local"), 0);
 	g_usleep(300000); /* the levels thread arms its watches */
 	rewrite("a/b/memory.events.local", "max 3\nhigh 0\noom 0\noom_kill 0\n");
 	cr_assert_eq(wait_signal(child, 1000), 1, "a limit hit of a/b: low");
 	cr_assert_eq(wait_signal(hier, 500), 1, "hierarchy: always");
-	cr_assert_eq(drain(crit), 0, "a limit hit is no critical event");
-	cr_assert_eq(drain(def), 0, "default: heard below");
-	cr_assert_eq(drain(loc), 0, "local: not its own limit");
+	cr_assert_eq(fx_drain(crit), 0, "a limit hit is no critical event");
+	cr_assert_eq(fx_drain(def), 0, "default: heard below");
+	cr_assert_eq(fx_drain(loc), 0, "local: not its own limit");
 	rewrite("a/b/memory.events.local", "max 3\nhigh 0\noom 1\noom_kill 1\n");
 	cr_assert_eq(wait_signal(crit, 1000), 1, "an OOM of a/b: critical");
 	cr_assert_eq(wait_signal(child, 500), 1, "critical reaches low listeners too");
 	cr_assert_eq(wait_signal(hier, 500), 1);
-	cr_assert_eq(drain(def) + drain(loc), 0);
+	cr_assert_eq(fx_drain(def) + fx_drain(loc), 0);
 	rewrite("a/memory.events.local", "max 1\nhigh 0\noom 0\noom_kill 0\n");
 	cr_assert_eq(wait_signal(def, 1000), 1, "a's own limit: its default listener");
 	cr_assert_eq(wait_signal(loc, 500), 1, "and its local one");
 	cr_assert_eq(wait_signal(hier, 500), 1);
-	cr_assert_eq(drain(child), 0, "nothing goes down the tree");
+	cr_assert_eq(fx_drain(child), 0, "nothing goes down the tree");
 	close(pla);
 	close(plb);
 	close(loc);
@@ -228,17 +213,17 @@ Test(v1notify, bounds_count_every_kind, .timeout = 60)
 	int pl = open_in_mnt("a/memory.pressure_level", O_RDONLY);
 	int oc = open_in_mnt("a/memory.oom_control", O_RDONLY);
 	for (int i = 0; i < 200; i++)
-		cr_assert_eq(reg("a", efd, u, "1G"), 0, "threshold %d", i);
+		cr_assert_eq(fx_register("a", efd, u, "1G"), 0, "threshold %d", i);
 	for (int i = 0; i < 56; i++)
-		cr_assert_eq(reg("a", efd, pl, "low"), 0, "level %d", i);
-	cr_assert_eq(reg("a", efd, oc, NULL), ENOMEM, "an OOM listener beyond the 256");
-	cr_assert_eq(reg("a", efd, u, "2G"), ENOMEM);
+		cr_assert_eq(fx_register("a", efd, pl, "low"), 0, "level %d", i);
+	cr_assert_eq(fx_register("a", efd, oc, NULL), ENOMEM, "an OOM listener beyond the 256");
+	cr_assert_eq(fx_register("a", efd, u, "2G"), ENOMEM);
 	cr_assert_eq(fs_evctl_count(fs->evctl, id), 256);
 	put("a/memory.current", "2147483648\n");
 	cr_assert_eq(wait_signal(efd, 1000), 200, "each threshold crossed once, in one period");
 	stub_controller_removed(ctl, id);
 	fs_evctl_sync(fs->evctl);
-	cr_assert_eq(reg("a/b", efd, open_in_mnt("a/b/memory.oom_control", O_RDONLY), NULL), 0,
+	cr_assert_eq(fx_register("a/b", efd, open_in_mnt("a/b/memory.oom_control", O_RDONLY), NULL), 0,
 		     "room again once they are gone");
 	close(oc);
 	close(pl);
@@ -286,7 +271,7 @@ Test(v1notify, sampler_sleeps_while_nothing_is_registered)
 	cr_assert_eq(switches_of("oomd-fs-levels"), a, "no wake-up in 1 s with nothing registered");
 	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	int u = open_in_mnt("a/memory.usage_in_bytes", O_RDONLY);
-	cr_assert_eq(reg("a", efd, u, "1G"), 0);
+	cr_assert_eq(fx_register("a", efd, u, "1G"), 0);
 	long b = switches_of("oomd-fs-levels");
 	g_usleep(1000000);
 	long woke = switches_of("oomd-fs-levels") - b;
@@ -327,9 +312,9 @@ Test(v1notify_v2, thresholds_and_levels_in_the_default_layout)
 	int ufd = open_in_mnt("a/memory.usage_in_bytes", O_RDONLY);
 	int cur = open_in_mnt("a/memory.current", O_RDONLY);
 	int pl = open_in_mnt("a/memory.pressure_level", O_RDONLY);
-	cr_assert_eq(reg("a", efd, cur, "16M"), EINVAL, "memory.current is no control file");
-	cr_assert_eq(reg("a", efd, ufd, "16M"), 0);
-	cr_assert_eq(reg("a", efd, pl, "critical,hierarchy"), 0);
+	cr_assert_eq(fx_register("a", efd, cur, "16M"), EINVAL, "memory.current is no control file");
+	cr_assert_eq(fx_register("a", efd, ufd, "16M"), 0);
+	cr_assert_eq(fx_register("a", efd, pl, "critical,hierarchy"), 0);
 	put("a/memory.current", "33554432\n");
 	cr_assert_eq(wait_signal(efd, 1000), 1, "crossed upwards");
 	close(pl);
