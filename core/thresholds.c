@@ -95,10 +95,10 @@ void od_thr_foreach(const od_thresholds *t, void (*fn)(uint64_t key, void *ud), 
 		fn(g_array_index(t->e, entry, i).key, ud);
 }
 
-int64_t od_thr_next_sample(size_t registered, int64_t last, int64_t now)
+int64_t od_thr_next_sample(size_t registered, int64_t last, int64_t now, bool limit_event)
 {
 	if (!registered)
 		return -1;
-	int64_t next = last + (int64_t)OD_THR_PERIOD_MS * 1000000LL;
+	int64_t next = last + (int64_t)(limit_event ? OD_THR_EVENT_GAP_MS : OD_THR_PERIOD_MS) * 1000000LL;
 	return next < now ? now : next;
 }

@@ -6,7 +6,9 @@
  * samples, every OD_THR_PERIOD_MS, the usage of the cgroups that have thresholds and
  * only those, and sleeps without a timeout while none is registered: no wake-up at all
  * then. Latency: a crossing is heard within one period plus the reads (docs/DESIGN.md);
- * v1 checked at every 128th page charged or uncharged.
+ * v1 checked at every 128th page charged or uncharged. A limit event of such a cgroup
+ * (its memory.events, ec_limits.c) brings the sample forward: a rise to a limit and the
+ * OOM kill that ends it can both fall inside one period.
  *
  * Pressure levels. Each cgroup with pressure listeners gets one PSI trigger per level
  * from its lowest listener's up to critical (memory.pressure, POLLPRI; the mapping in
@@ -50,7 +52,8 @@ struct ec_levels {
 	int wake;
 	GThread *thread;
 	bool stop;       /* under e->lock */
-	ec_limits *limits; /* the thread's */
+	ec_limits *limits; /* the thread's: pressure listeners' cgroups */
+	ec_limits *thr_events; /* the thread's: thresholds' cgroups */
 };
 
 static void cg_free(lv_cg *g)
@@ -343,14 +346,26 @@ static void on_limit(gpointer key, od_vmp_level lev, void *ud)
 	g_array_append_val(x->level, l);
 }
 
+static void on_thr_event(gpointer key, od_vmp_level lev, void *ud)
+{
+	(void)key;
+	(void)lev;
+	*(bool *)ud = true;
+}
+
+/* pfds[0]: the wake eventfd, [1]: pressure cgroups' limit events, [2]: thresholds' cgroups'
+ * limit events, [PFD_TRIGGERS...]: the PSI triggers (owner[i - PFD_TRIGGERS]). */
+#define PFD_TRIGGERS 3
+
 static gpointer levels_thread(gpointer data)
 {
 	fs_evctl *e = data;
 	ec_levels *lv = e->levels;
 	od_vmp_recent *recent = od_vmp_recent_new();
 	int64_t last = 0;
+	bool thr_event = false; /* a thresholds' cgroup's limit event since the last sample */
 	GArray *pfds = g_array_new(FALSE, FALSE, sizeof(struct pollfd));
-	GArray *owner = g_array_new(FALSE, FALSE, sizeof(gpointer)); /* lv_cg* of pfds[i + 2] */
+	GArray *owner = g_array_new(FALSE, FALSE, sizeof(gpointer)); /* lv_cg* of pfds[i + PFD_TRIGGERS] */
 	GArray *lvl = g_array_new(FALSE, FALSE, sizeof(int));
 	for (;;) {
 		GHashTable *want = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
@@ -368,8 +383,10 @@ static gpointer levels_thread(gpointer data)
 			g_ptr_array_unref(k.all);
 			break;
 		}
-		for (guint i = 0; i < k.gone->len; i++)
+		for (guint i = 0; i < k.gone->len; i++) {
 			ec_limits_unwatch(lv->limits, g_ptr_array_index(k.gone, i));
+			ec_limits_unwatch(lv->thr_events, g_ptr_array_index(k.gone, i));
+		}
 		g_ptr_array_unref(k.gone); /* closes their descriptors, outside the lock */
 
 		g_array_set_size(pfds, 0);
@@ -378,6 +395,9 @@ static gpointer levels_thread(gpointer data)
 		g_array_append_val(pfds, w);
 		struct pollfd lim = { .fd = ec_limits_fd(lv->limits), .events = POLLIN };
 		g_array_append_val(pfds, lim);
+		/* not looked at while a sample is already brought forward: one wake-up per gap */
+		struct pollfd tev = { .fd = thr_event ? -1 : ec_limits_fd(lv->thr_events), .events = POLLIN };
+		g_array_append_val(pfds, tev);
 		for (guint i = 0; i < k.all->len; i++) {
 			lv_cg *g = g_ptr_array_index(k.all, i);
 			gpointer lo = g_hash_table_lookup(want, &g->id);
@@ -386,6 +406,10 @@ static gpointer levels_thread(gpointer data)
 				ec_limits_watch(lv->limits, g, g->dirfd, g->path);
 			else
 				ec_limits_unwatch(lv->limits, g);
+			if (g_ptr_array_find(k.sample, g, NULL))
+				ec_limits_watch(lv->thr_events, g, g->dirfd, g->path);
+			else
+				ec_limits_unwatch(lv->thr_events, g);
 			for (int l = 0; l < OD_VMP_NLEVELS; l++) {
 				if (g->trig[l] < 0)
 					continue;
@@ -397,7 +421,7 @@ static gpointer levels_thread(gpointer data)
 		g_hash_table_unref(want);
 
 		int64_t now = g_get_monotonic_time() * 1000;
-		int64_t next = od_thr_next_sample(k.thresholds, last, now);
+		int64_t next = od_thr_next_sample(k.thresholds, last, now, thr_event);
 		int timeout = next < 0 ? -1 : (int)((next - now + 999999) / 1000000);
 		int r = poll((struct pollfd *)pfds->data, pfds->len, timeout);
 		if (r < 0 && errno != EINTR)
@@ -417,12 +441,17 @@ static gpointer levels_thread(gpointer data)
 			g_ptr_array_unref(le.origin);
 			g_array_unref(le.level);
 		}
+		if (r > 0 && (v[2].revents & POLLIN)) {
+			ec_limits_read(lv->thr_events, on_thr_event, &thr_event);
+			if (thr_event) /* the sample comes forward: poll again with the new timeout */
+				next = od_thr_next_sample(k.thresholds, last, g_get_monotonic_time() * 1000, true);
+		}
 		/* the highest level fired per cgroup: one event each. A removed cgroup's file
 		 * polls POLLERR | POLLPRI for ever (kernfs_fop_poll once the node is
 		 * deactivated): no event, its triggers go (the removed hook drops the listeners). */
 		GPtrArray *fired = g_ptr_array_new();
-		for (guint i = 2; r > 0 && i < pfds->len; i++) {
-			lv_cg *g = g_array_index(owner, gpointer, i - 2);
+		for (guint i = PFD_TRIGGERS; r > 0 && i < pfds->len; i++) {
+			lv_cg *g = g_array_index(owner, gpointer, i - PFD_TRIGGERS);
 			if (v[i].revents & (POLLERR | POLLNVAL)) {
 				for (int l = 0; l < OD_VMP_NLEVELS; l++)
 					if (g->trig[l] == v[i].fd) {
@@ -441,8 +470,8 @@ static gpointer levels_thread(gpointer data)
 		for (guint f = 0; f < fired->len; f++) {
 			lv_cg *g = g_ptr_array_index(fired, f);
 			int top = -1;
-			for (guint i = 2; i < pfds->len; i++)
-				if (g_array_index(owner, gpointer, i - 2) == g && (v[i].revents & POLLPRI))
+			for (guint i = PFD_TRIGGERS; i < pfds->len; i++)
+				if (g_array_index(owner, gpointer, i - PFD_TRIGGERS) == g && (v[i].revents & POLLPRI))
 					for (int l = 0; l < OD_VMP_NLEVELS; l++)
 						if (g->trig[l] == v[i].fd && l > top)
 							top = l;
@@ -456,6 +485,7 @@ static gpointer levels_thread(gpointer data)
 		if (next >= 0 && now >= next) {
 			sample(e, k.sample);
 			last = now;
+			thr_event = false;
 		}
 		g_ptr_array_unref(k.sample);
 		g_ptr_array_unref(k.all);
@@ -477,7 +507,8 @@ ec_levels *ec_levels_new(fs_evctl *e, int *err)
 		return NULL;
 	}
 	lv->cgs = g_hash_table_new(g_int64_hash, g_int64_equal);
-	lv->limits = ec_limits_new();
+	lv->limits = ec_limits_new("memory.events.local");
+	lv->thr_events = ec_limits_new("memory.events");
 	e->levels = lv;
 	GError *ge = NULL;
 	lv->thread = g_thread_try_new("oomd-fs-levels", levels_thread, e, &ge);
@@ -486,6 +517,7 @@ ec_levels *ec_levels_new(fs_evctl *e, int *err)
 		g_error_free(ge);
 		e->levels = NULL;
 		ec_limits_free(lv->limits);
+		ec_limits_free(lv->thr_events);
 		g_hash_table_unref(lv->cgs);
 		close(lv->wake);
 		g_free(lv);
@@ -512,6 +544,7 @@ void ec_levels_free(fs_evctl *e)
 		cg_free(v);
 	g_hash_table_unref(lv->cgs);
 	ec_limits_free(lv->limits);
+	ec_limits_free(lv->thr_events);
 	e->levels = NULL;
 	close(lv->wake);
 	g_free(lv);

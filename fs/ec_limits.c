@@ -5,7 +5,9 @@
  * the part of v1's vmpressure that PSI cannot give: which cgroup's limit the reclaim was for
  * (v1's target memcg), and an OOM whose reclaim found nothing to free so fast that hardly any
  * stall was measured (d-v1notify on 6.1: 4.5 ms of "some" over a whole OOM episode).
- * The levels thread's alone (ec_private.h); reads kernel files only, never blocks longer.
+ * A second set watches memory.events (the hierarchical file, notified on every ancestor
+ * too) of the cgroups with usage thresholds: an event there is when to sample (v1events.h,
+ * OD_THR_EVENT_GAP_MS). The levels thread's alone (ec_private.h); reads kernel files only, never blocks longer.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +22,7 @@
 static const char *const keys[OD_VMP_NEVENTS] = { "max", "high", "oom", "oom_kill" };
 
 struct ec_limits {
+	const char *file; /* memory.events.local or memory.events */
 	int fd;
 	GHashTable *by_wd; /* wd -> ec_limit_watch* */
 };
@@ -31,9 +34,10 @@ typedef struct {
 	uint64_t last[OD_VMP_NEVENTS];
 } ec_limit_watch;
 
-ec_limits *ec_limits_new(void)
+ec_limits *ec_limits_new(const char *file)
 {
 	ec_limits *x = g_new0(ec_limits, 1);
+	x->file = file;
 	x->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	x->by_wd = g_hash_table_new_full(g_int_hash, g_int_equal, NULL, g_free);
 	return x;
@@ -54,10 +58,10 @@ int ec_limits_fd(const ec_limits *x)
 	return x->fd;
 }
 
-static void read_counts(int dirfd, uint64_t out[OD_VMP_NEVENTS])
+static void read_counts(const ec_limits *x, int dirfd, uint64_t out[OD_VMP_NEVENTS])
 {
 	for (int i = 0; i < OD_VMP_NEVENTS; i++)
-		if (od_kio_read_key(dirfd, "memory.events.local", keys[i], &out[i]) != 0)
+		if (od_kio_read_key(dirfd, x->file, keys[i], &out[i]) != 0)
 			out[i] = 0;
 }
 
@@ -78,7 +82,7 @@ int ec_limits_watch(ec_limits *x, gpointer key, int dirfd, const char *path)
 		return -EMFILE;
 	if (find_key(x, key))
 		return 0;
-	g_autofree char *file = g_strconcat(path, "/memory.events.local", NULL);
+	g_autofree char *file = g_strconcat(path, "/", x->file, NULL);
 	int wd = inotify_add_watch(x->fd, file, IN_MODIFY);
 	if (wd < 0)
 		return -errno; /* the root cgroup has none: PSI alone there */
@@ -89,7 +93,7 @@ int ec_limits_watch(ec_limits *x, gpointer key, int dirfd, const char *path)
 	w->wd = wd;
 	w->key = key;
 	w->dirfd = dirfd;
-	read_counts(dirfd, w->last);
+	read_counts(x, dirfd, w->last);
 	g_hash_table_insert(x->by_wd, &w->wd, w);
 	return 0;
 }
@@ -128,7 +132,7 @@ void ec_limits_read(ec_limits *x, void (*fn)(gpointer key, od_vmp_level lev, voi
 		if (!w)
 			continue;
 		uint64_t now[OD_VMP_NEVENTS];
-		read_counts(w->dirfd, now);
+		read_counts(x, w->dirfd, now);
 		int lev = od_vmp_level_of_events(w->last, now);
 		memcpy(w->last, now, sizeof now);
 		if (lev >= 0)

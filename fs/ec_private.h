@@ -124,12 +124,14 @@ void ec_levels_free(fs_evctl *e); /* stops and joins the thread */
 int ec_levels_add_locked(fs_evctl *e, ec_listener *l, int dirfd, bool is_root, uint64_t usage);
 /* The set of listeners changed (a listener left): the thread looks again. Never blocks. */
 void ec_levels_kick(fs_evctl *e);
-/* The limit events of cgroups with pressure listeners (ec_limits.c), the levels thread's. */
+/* The limit events of cgroups with pressure listeners (memory.events.local: their own
+ * limits) or thresholds (memory.events: theirs and those below), ec_limits.c; the levels
+ * thread's. file: which of the two; borrowed, a literal. */
 typedef struct ec_limits ec_limits;
-ec_limits *ec_limits_new(void);
+ec_limits *ec_limits_new(const char *file);
 void ec_limits_free(ec_limits *x);
 int ec_limits_fd(const ec_limits *x); /* poll for POLLIN; -1 if inotify failed */
-/* Watches path/memory.events.local for record key (dirfd: its directory, borrowed until
+/* Watches path/<file> for record key (dirfd: its directory, borrowed until
  * unwatched). 0 or -errno (the root cgroup has none). */
 int ec_limits_watch(ec_limits *x, gpointer key, int dirfd, const char *path);
 void ec_limits_unwatch(ec_limits *x, gpointer key);

@@ -47,9 +47,17 @@ void od_thr_foreach(const od_thresholds *t, void (*fn)(uint64_t key, void *ud), 
 /* How often the daemon samples the usage of cgroups that have thresholds (ms); v1
  * checked every THRESHOLDS_EVENTS_TARGET (128) page charges and uncharges. */
 #define OD_THR_PERIOD_MS 100
-/* When to sample next: -1 (never: sleep until woken) while no threshold is
- * registered, else last + period (now if that passed). Times in ns. */
-int64_t od_thr_next_sample(size_t registered, int64_t last, int64_t now);
+/* A limit event (max, high, oom or oom_kill in memory.events) of a cgroup with thresholds
+ * brings the next sample forward to this long after the last (ms): a charge failed at a
+ * limit, so the usage is at its highest, and an OOM kill can take it back down within one
+ * period (d-v1notify on 6.12: a 48 MiB hog killed at 32 MiB between two samples, both
+ * crossings of 16M unheard). No sooner: a cgroup held over its memory.high has an event at
+ * each charge, and costs at most 1000 / OD_THR_EVENT_GAP_MS samples a second this way. */
+#define OD_THR_EVENT_GAP_MS 5
+/* When to sample next: -1 (never: sleep until woken) while no threshold is registered,
+ * else last + period, or last + OD_THR_EVENT_GAP_MS if a limit event came since the last
+ * sample (now if that passed). Times in ns. */
+int64_t od_thr_next_sample(size_t registered, int64_t last, int64_t now, bool limit_event);
 
 /* ---- memory.pressure_level ---- */
 

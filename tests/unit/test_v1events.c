@@ -127,9 +127,13 @@ Test(thresholds, zero_and_unlimited)
 
 Test(thresholds, sampler_sleeps_with_nothing_registered)
 {
-	cr_assert_eq(od_thr_next_sample(0, MS(5), MS(1000)), -1);
-	cr_assert_eq(od_thr_next_sample(1, MS(1000), MS(1000)), MS(1000 + OD_THR_PERIOD_MS));
-	cr_assert_eq(od_thr_next_sample(1, MS(0), MS(1000)), MS(1000), "late: at once");
+	cr_assert_eq(od_thr_next_sample(0, MS(5), MS(1000), false), -1);
+	cr_assert_eq(od_thr_next_sample(0, MS(5), MS(1000), true), -1, "an event without thresholds: nothing");
+	cr_assert_eq(od_thr_next_sample(1, MS(1000), MS(1000), false), MS(1000 + OD_THR_PERIOD_MS));
+	cr_assert_eq(od_thr_next_sample(1, MS(0), MS(1000), false), MS(1000), "late: at once");
+	cr_assert_eq(od_thr_next_sample(1, MS(1000), MS(1001), true), MS(1000 + OD_THR_EVENT_GAP_MS),
+		     "a limit event: the gap after the last, not the period");
+	cr_assert_eq(od_thr_next_sample(1, MS(1000), MS(1050), true), MS(1050), "gap passed: at once");
 }
 
 static int parse(const char *s, od_vmp_level *l, od_vmp_mode *m)
