@@ -79,7 +79,8 @@ static void kill_now(oe_engine *e, node *n, int64_t now, oe_actions *out)
 	if (e->cfg.kill_mode == OE_KILL_GROUP) {
 		eng_emit(out, OE_ACT_KILL_GROUP, n->id, 0);
 	} else {
-		/* Writing L makes the kernel reclaim, then OOM-kill until usage fits. */
+		/* Writing L makes the kernel reclaim, then OOM-kill one task (kio/kill_once.c:
+		 * its loop would go on killing while the victim's pages are freed). */
 		eng_set_max(e, n, n->limit, out, OE_ACT_KILL_KERNEL);
 	}
 	n->quiet_until = now + QUIET_AFTER_KILL_NS;

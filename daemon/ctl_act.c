@@ -227,12 +227,14 @@ int ctl_run_one(od_controller *c, const ctl_ctx *ctx, const oe_action *a, od_cg 
 	case OE_ACT_KILL_KERNEL: {
 		/* Logged after the write: the kill must not wait for the logger. */
 		int64_t t0 = od_now();
-		r = od_kio_write_max(g->fd, g_atomic_pointer_get(&g->hold), a->value);
+		unsigned kills = 0;
+		r = od_kio_kill_once(g->fd, g_atomic_pointer_get(&g->hold), a->value, &kills);
 		g_message("%s: delay over, memory.max back to %" PRIu64 " (the kernel's OOM killer "
 			  "acts): %s in %.1f ms (write began at boottime %.1f ms; last timer tick %.1f ms "
-			  "late)", ctl_cg_path(g, p, sizeof p), a->value, r < 0 ? g_strerror(-r) : "done",
+			  "late; OOM kills in it: %u)",
+			  ctl_cg_path(g, p, sizeof p), a->value, r < 0 ? g_strerror(-r) : "done",
 			  (od_now() - t0) / 1e6, t0 / 1e6,
-			  __atomic_load_n(&c->tick_late, __ATOMIC_RELAXED) / 1e6);
+			  __atomic_load_n(&c->tick_late, __ATOMIC_RELAXED) / 1e6, kills);
 		break;
 	}
 	case OE_ACT_KILL_GROUP:

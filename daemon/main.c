@@ -193,6 +193,7 @@ int main(int argc, char **argv)
 	}
 	od_log_bridges(o.debug);
 	signal(SIGPIPE, SIG_IGN);
+	od_kio_kill_once_init();
 
 	if ((rc = od_check_root(&err)) != OD_EXIT_OK)
 		return fail(rc, NULL, err);

@@ -5,6 +5,7 @@
  * size with it (memory.stat, cgroup.procs). */
 #define G_LOG_DOMAIN "oomdelayfs"
 #include "oomd/kernel_io.h"
+#include "kio_private.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -272,6 +273,7 @@ static const struct {
 	[OD_KIO_MAX] = { "memory.max", O_WRONLY },
 	[OD_KIO_PROCS] = { "cgroup.procs", O_RDONLY },
 	[OD_KIO_KILL] = { "cgroup.kill", O_WRONLY },
+	[OD_KIO_GUARD] = { "memory.events", O_RDONLY },
 };
 #define NREADING (OD_KIO_CGROUP_EVENTS + 1) /* a reading's files come first */
 
@@ -354,6 +356,38 @@ int od_kio_read_reading(int dirfd, const od_kio_hold_files *kept, oe_reading *r)
 		e = reading_from(dirfd, fd, r);
 	for (int i = 0; i < got; i++)
 		put_fd(kept, fd[i]);
+	return e;
+}
+
+int od_kio_guard_fd(int dirfd, const od_kio_hold_files *kept, uint64_t *oom, uint64_t *oom_kill)
+{
+	int fd = get_fd(dirfd, kept, OD_KIO_GUARD);
+	if (fd < 0)
+		return fd;
+	od_kio_events ev;
+	int e = events_from(dirfd, fd, "memory.events", &ev);
+	if (e < 0) {
+		put_fd(kept, fd);
+		return e;
+	}
+	*oom = ev.oom;
+	*oom_kill = ev.oom_kill;
+	return fd;
+}
+
+void od_kio_guard_put(const od_kio_hold_files *kept, int fd)
+{
+	put_fd(kept, fd);
+}
+
+int od_kio_guard_read(int dirfd, int fd, uint64_t *oom, uint64_t *oom_kill)
+{
+	od_kio_events ev;
+	int e = events_from(dirfd, fd, "memory.events", &ev);
+	if (e == 0) {
+		*oom = ev.oom;
+		*oom_kill = ev.oom_kill;
+	}
 	return e;
 }
 

@@ -43,6 +43,7 @@ enum {
 	OD_KIO_MAX,   /* memory.max, written by the kernel-mode kill */
 	OD_KIO_PROCS, /* cgroup.procs, counted by the group kill */
 	OD_KIO_KILL,  /* cgroup.kill, written by the group kill */
+	OD_KIO_GUARD, /* memory.events again, the kill guard's alone (od_kio_kill_once) */
 	OD_KIO_NHOLD
 };
 typedef struct {
@@ -56,6 +57,24 @@ void od_kio_hold_close(od_kio_hold_files *h);
 /* memory.current + memory.events + memory.events.local + cgroup.events in one oe_reading. */
 int od_kio_read_reading(int dirfd, const od_kio_hold_files *kept, oe_reading *r);
 int od_kio_write_max(int dirfd, const od_kio_hold_files *kept, uint64_t v);
+/* The kernel-mode kill (kio/kill_once.c): memory.max = v written so that the kernel's OOM
+ * killer kills one task in the write, not one per pass of its loop. memory_max_write
+ * (mm/memcontrol.c, 6.1 to 7.x) OOM-kills again and again while usage > max, and the
+ * first victim's pages are not all uncharged when the next pass looks: r-one-kill on 7
+ * measured tail, its parent sh, an idle bystander and head killed for one deadline, the
+ * passes 0.4 to 1.6 ms apart; e-docker on 6.12 the container's PID 1. So a guard thread
+ * (started per write, with the caller's scheduling policy) polls memory.events and, at
+ * the "oom" event that comes just before the OOM killer runs, signals the writer: the
+ * loop ends on signal_pending(current), after this kill. Usage may still be over v when
+ * the write returns, until the victim's pages are freed: a task that charges meanwhile
+ * meets the kernel's own charge path, as at any limit. The caller's thread; blocks as the
+ * write does. 0 or -errno of the write; *kills (NULL: not wanted): how far oom_kill of
+ * memory.events moved in it (a descendant's own OOM counts too). Without a guard (no
+ * thread, no descriptor): a plain write, logged. */
+int od_kio_kill_once(int dirfd, const od_kio_hold_files *kept, uint64_t v, unsigned *kills);
+/* Installs the guard's signal handler (SIGRTMIN + 5, no SA_RESTART). Main thread, once,
+ * before any kill. */
+void od_kio_kill_once_init(void);
 /* Processes in cgroup.procs (this cgroup only, as the kernel lists it). */
 int od_kio_count_procs(int dirfd, const od_kio_hold_files *kept, uint64_t *n);
 int od_kio_kill(int dirfd, const od_kio_hold_files *kept); /* "1" to cgroup.kill */
