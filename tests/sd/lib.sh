@@ -432,10 +432,14 @@ sd_leave_clean() {
 #   eng_rm NAME           gone
 # and calls e_body; e_body leaves its figures in E_FIGURES.
 E_L=$((64 * MiB)) E_T=2000 E_UP=$((256 * MiB))
-# waits for /tmp/go, then takes 96 MiB a read at a time (busybox tail keeps a line without a
-# newline whole; small reads, so memory.high throttles it as it would a program's page faults),
-# prints tail's status (0: it got the memory; 137: the kernel killed it) and stays
-E_PROG='while [ ! -e /tmp/go ]; do sleep 0.1; done; head -c 96m /dev/zero | tail >/dev/null; echo "rc=$?"; sleep 3600'
+# waits for /tmp/go, then takes 96 MiB in one process (busybox dd's 96 MiB buffer, filled by
+# one read of /dev/zero page after page, which memory.high throttles as it would a program's
+# page faults), prints dd's status (0: it got the memory; 137: the kernel killed it) and stays.
+# Not `head | tail`, as before: head goes on charging pipe buffers while tail's pages are
+# freed, and the kernel's own charge path then kills the next task too, with or without the
+# daemon (r-one-kill: native v2 on 7 lost a bystander in 4 of 6 rounds); here the next task is
+# the container's PID 1.
+E_PROG='while [ ! -e /tmp/go ]; do sleep 0.1; done; dd if=/dev/zero of=/dev/null bs=96M count=1 2>/dev/null; echo "rc=$?"; sleep 3600'
 # e_cg NAME: the container's cgroup directory on the host, from its first process (an engine's
 # inspect can answer nothing for a moment under TCG load: e-docker once got B's cgroup as the
 # root's that way; asked again for 30 s, then a failure that says so)
