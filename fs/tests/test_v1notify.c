@@ -34,7 +34,6 @@ static void init_v1(void)
 
 TestSuite(v1notify, .init = init_v1, .fini = fx_teardown, .timeout = 30);
 
-/* Waits up to ms for the counter to be readable; its value (0: nothing came). */
 /* The signals heard within ms of now: from the first one on, until 50 ms pass without
  * another (the notifier writes a batch one eventfd write at a time: returning at the first
  * read can see part of one: bounds_count_every_kind failed so once, with wip/walk merged). */
