@@ -1,7 +1,9 @@
 /* entry.c — name and attribute operations: lookup/forget, getattr/setattr,
  * mkdir/rmdir (real cgroups), unlink, rename, readlink, statfs. Everything is
- * relative to the parent's O_PATH descriptor; nothing is cached by the kernel
- * (timeouts 0) so cgroups that appear or vanish underneath show at once.
+ * relative to the parent's O_PATH descriptor. The kernel keeps names and attributes
+ * for opts.cache_s (FS_CACHE_S, fs_private.h: the bound, and the invalidations sooner);
+ * a name that does not exist is never kept (no negative entries), so a new cgroup
+ * shows at once.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -57,8 +59,8 @@ int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, uid_t uid,
 		 struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof *e);
-	e->attr_timeout = 0.0;
-	e->entry_timeout = 0.0;
+	e->attr_timeout = fs->opts.cache_s;
+	e->entry_timeout = fs->opts.cache_s;
 	/* The kernel resolves these itself (we do not offer NFS export); ".." from
 	 * the root would step outside the served tree. */
 	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
@@ -157,7 +159,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	if (err)
 		fuse_reply_err(req, err);
 	else
-		fuse_reply_attr(req, &st, 0.0);
+		fuse_reply_attr(req, &st, fs_of(req)->opts.cache_s);
 }
 
 static int set_times(const fs_node *n, int ffd, const struct stat *attr, int valid)
@@ -233,7 +235,7 @@ reply:
 	if (err)
 		fuse_reply_err(req, err);
 	else
-		fuse_reply_attr(req, &st, 0.0);
+		fuse_reply_attr(req, &st, fs_of(req)->opts.cache_s);
 }
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
@@ -522,6 +524,7 @@ const struct fuse_lowlevel_ops fs_ops = {
 	.fsync = fs_op_fsync,
 	.opendir = fs_op_opendir,
 	.readdir = fs_op_readdir,
+	.readdirplus = fs_op_readdirplus,
 	.releasedir = fs_op_releasedir,
 	.statfs = op_statfs,
 	.setxattr = fs_op_setxattr,
