@@ -325,9 +325,12 @@ static void handle_event(od_watcher *w, const struct inotify_event *ev)
 	}
 	switch (wref_kind(r)) {
 	case W_DIR:
-		/* a subdirectory's own attributes come from its own watch */
-		if (w->changed && (ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB)) &&
-		    !((ev->mask & IN_ATTRIB) && (ev->mask & IN_ISDIR) && ev->len))
+		/* A subdirectory's own attributes come from its own watch; a new name has no
+		 * entry to drop (no negative entries), only the directory's link count. */
+		if (w->changed && (ev->mask & IN_CREATE))
+			w->changed(w->changed_ud, n->id, NULL, true);
+		else if (w->changed && (ev->mask & (IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB)) &&
+			 !((ev->mask & IN_ATTRIB) && (ev->mask & IN_ISDIR) && ev->len))
 			w->changed(w->changed_ud, n->id, ev->len ? ev->name : NULL, ev->mask & IN_ATTRIB);
 		if ((ev->mask & IN_CREATE) && (ev->mask & IN_ISDIR) && ev->len) {
 			add_child_of(w, n, ev->name);
