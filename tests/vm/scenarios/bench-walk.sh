@@ -51,8 +51,10 @@ start_daemon /shadow
 summary=''
 for N in $SIZES; do
 	parent=$(mkcg "walk$N")
+	t0=$(now_ms)
 	i=0
 	while [ $i -lt "$N" ]; do mkdir "$parent/c$i" || fail "mkdir c$i"; i=$((i + 1)); done
+	log "made $N cgroups in $(($(now_ms) - t0)) ms"
 	mkdir -p /floor
 	floorfs -n "$N" -s /floor &
 	FLOOR_PID=$!
@@ -77,6 +79,7 @@ for N in $SIZES; do
 			eval "ls_$way=\"\$ls_$way $a\"; cat_$way=\"\$cat_$way $b\"; stat_$way=\"\$stat_$way $c\"; write_$way=\"\$write_$way $w\""
 		done
 		r=$((r + 1))
+		log "run $r of $R done"
 	done
 	for way in native floor shadow; do
 		eval "l=\$ls_$way c=\$cat_$way s=\$stat_$way w=\$write_$way"
