@@ -52,6 +52,7 @@ slabdiff() { # A B: B - A for each key
 summary=''
 for N in $SIZES; do
 	p=$(mkcg "m$N")
+	setknob "$p" cgroup.subtree_control +memory
 	sp=/shadow${p#$CGROOT}
 	(cd "$p" && seq 1 "$N" | sed 's/^/c/' | xargs mkdir) || fail "mkdir of $N cgroups"
 	sync

@@ -51,6 +51,7 @@ start_daemon /shadow
 summary=''
 for N in $SIZES; do
 	parent=$(mkcg "walk$N")
+	setknob "$parent" cgroup.subtree_control +memory
 	t0=$(now_ms)
 	i=0
 	while [ $i -lt "$N" ]; do mkdir "$parent/c$i" || fail "mkdir c$i"; i=$((i + 1)); done
@@ -62,6 +63,9 @@ for N in $SIZES; do
 	sp=/shadow${parent#$CGROOT}
 	fp=/floor${parent#$CGROOT}
 	[ "$(ls "$sp" | grep -c '^c[0-9]')" = "$N" ] || fail "the shadow lists $(ls "$sp" | grep -c '^c[0-9]') of $N cgroups"
+	for f in "$parent/c0/memory.current" "$sp/c0/memory.current" "$fp/c0/memory.current"; do
+		[ -r "$f" ] || fail "no $f"
+	done
 	for way in native floor shadow; do
 		eval "ls_$way=''; cat_$way=''; stat_$way=''; write_$way=''"
 	done
