@@ -19,6 +19,7 @@
 BOUND=1000
 start_daemon /shadow
 P=$(mkcg cache)
+setknob "$P" cgroup.subtree_control +memory
 sp=/shadow${P#$CGROOT}
 mkdir "$P/a" "$P/b" || fail "mkdir"
 figs=''
