@@ -495,6 +495,17 @@ void fs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
  * real tree are invalidated sooner by the watcher's inotify (inval.c). File contents
  * are never kept (direct_io). A name that does not exist is never kept either. */
 #define FS_CACHE_S 1.0
+/* ... for directories only. A regular file's attributes and name are never kept: its size
+ * must be reported afresh at every path walk. Since 6.5 a splice/sendfile read of a
+ * direct_io file goes through the page cache (filemap_splice_read); our short reply makes
+ * the kernel trim i_size to the content's length (fuse_short_read), and only a LOOKUP or
+ * GETATTR reply sets it back to FS_REG_SIZE. With the attributes kept, busybox cat
+ * (sendfile) of memory.low printed "10" of "1048576": the length of the previous content
+ * (r-cache on 6.12, 2026-12-05). */
+static inline double fs_cache_of(double cache_s, mode_t mode)
+{
+	return S_ISDIR(mode) ? cache_s : 0.0;
+}
 
 /* Look name up in dir for uid (whose share the node's descriptors take) and fill e
  * (time-outs FS_CACHE_S). 0 or errno. */
