@@ -118,6 +118,10 @@ void fs_inval_free(fs_inval *v)
 void od_shadowfs_real_changed(void *fs, uint64_t dir, const char *name, bool attr)
 {
 	od_shadowfs *s = fs;
-	if (s && s->inval && dir)
+	/* Nothing to tell about a directory the kernel has no node of (the daemon's own
+	 * setxattr on each of N cgroups at a subtree write reports IN_ATTRIB on each): no
+	 * allocation, no wake-up of the thread. A LOOKUP that read the directory just before
+	 * the change and interns it just after is missed: the time-out bounds that one. */
+	if (s && s->inval && dir && fs_inodes_find_dir(s->inodes, dir))
 		push(s->inval, dir, name, attr);
 }
