@@ -1,13 +1,13 @@
-# r-cache (issue 23): the kernel keeps the shadow's names and attributes for 1 s (FS_CACHE_S,
-# fs/fs_private.h) and the daemon drops them when its inotify sees the real tree change
-# (fs/inval.c). Each change below is made in the real tree right after the shadow's copy was
+# r-cache (issue 23): the kernel keeps the names and attributes of the shadow's directories for
+# 1 s (FS_CACHE_S, fs/fs_private.h; a regular file's never) and the daemon drops them when its
+# inotify sees the real tree change (fs/inval.c). Each change below is made in the real tree right after the shadow's copy was
 # cached (a stat through the shadow), then the shadow is read every 10 ms until it shows the
 # change: it must within the bound (1000 ms), and is expected to much sooner (the figure is
 # printed; over 500 ms means the invalidation did not come and only the time-out ended it).
 #   new     a cgroup made natively: listed and found at the first look (no negative entry)
 #   gone    a cgroup removed natively: stat through the shadow fails
 #   mode    chmod of a cgroup directory; owner: chown of it
-#   fmode   chmod of a file (memory.low) inside a cgroup
+#   fmode   chmod of a file (memory.low) inside a cgroup (never kept: expected at once)
 #   perm    default_permissions judges by the cached mode: uid 1000 reads memory.low through
 #           the shadow; chmod 0600 natively; its read is refused within the bound, and root's
 #           read beside it still works
