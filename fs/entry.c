@@ -1,7 +1,9 @@
 /* entry.c — name and attribute operations: lookup/forget, getattr/setattr,
  * mkdir/rmdir (real cgroups), unlink, rename, readlink, statfs. Everything is
- * relative to the parent's O_PATH descriptor; nothing is cached by the kernel
- * (timeouts 0) so cgroups that appear or vanish underneath show at once.
+ * relative to the parent's O_PATH descriptor. The kernel keeps the names and
+ * attributes of directories (cgroups) for opts.cache_s (FS_CACHE_S, fs_private.h: the
+ * bound, the invalidations that come sooner, and why never a file's); a name that does
+ * not exist is never kept (no negative entries), so a new cgroup shows at once.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -57,7 +59,7 @@ int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, uid_t uid,
 		 struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof *e);
-	e->attr_timeout = 0.0;
+	e->attr_timeout = 0.0; /* set once the object's type is known */
 	e->entry_timeout = 0.0;
 	/* The kernel resolves these itself (we do not offer NFS export); ".." from
 	 * the root would step outside the served tree. */
@@ -74,7 +76,7 @@ int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, uid_t uid,
 			return err;
 		e->ino = n->nodeid;
 		e->attr.st_ino = n->nodeid;
-		return 0;
+		return 0; /* a regular file: nothing kept */
 	}
 
 	int fd = openat(dir->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -98,6 +100,7 @@ int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, uid_t uid,
 	if (!n)
 		return err;
 	e->ino = n->nodeid;
+	e->attr_timeout = e->entry_timeout = fs_cache_of(fs->opts.cache_s, e->attr.st_mode);
 	kernel_facing_size(&e->attr);
 	return 0;
 }
@@ -157,7 +160,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	if (err)
 		fuse_reply_err(req, err);
 	else
-		fuse_reply_attr(req, &st, 0.0);
+		fuse_reply_attr(req, &st, fs_cache_of(fs_of(req)->opts.cache_s, st.st_mode));
 }
 
 static int set_times(const fs_node *n, int ffd, const struct stat *attr, int valid)
@@ -233,7 +236,7 @@ reply:
 	if (err)
 		fuse_reply_err(req, err);
 	else
-		fuse_reply_attr(req, &st, 0.0);
+		fuse_reply_attr(req, &st, fs_cache_of(fs_of(req)->opts.cache_s, st.st_mode));
 }
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
@@ -522,6 +525,7 @@ const struct fuse_lowlevel_ops fs_ops = {
 	.fsync = fs_op_fsync,
 	.opendir = fs_op_opendir,
 	.readdir = fs_op_readdir,
+	.readdirplus = fs_op_readdirplus,
 	.releasedir = fs_op_releasedir,
 	.statfs = op_statfs,
 	.setxattr = fs_op_setxattr,

@@ -275,6 +275,15 @@ void fs_sweeper_free(fs_sweeper *w);
 void fs_inodes_files(fs_inodes *t, GArray *parents, GPtrArray *names);
 void fs_inodes_set_sweeper(fs_inodes *t, fs_sweeper *w);
 void fs_inodes_forget(fs_inodes *t, fuse_ino_t id, uint64_t n);
+/* The node id of the cgroup directory with kernfs id id (the served root: FUSE_ROOT_ID)
+ * if the kernel knows it, else 0; and the real tree's device. */
+uint64_t fs_inodes_find_dir(fs_inodes *t, uint64_t id);
+dev_t fs_inodes_dev(fs_inodes *t);
+/* The invalidator (inval.c): one thread sending the notifications od_shadowfs_real_changed
+ * queues. NULL (logged) if it cannot start: the time-out is then the only bound. */
+typedef struct fs_inval fs_inval;
+fs_inval *fs_inval_new(od_shadowfs *fs);
+void fs_inval_free(fs_inval *v);
 /* The node id of synthetic file s of the directory (dev, ino) if the kernel
  * knows it (someone has it open or looked up), else 0. */
 uint64_t fs_inodes_find_synth(fs_inodes *t, dev_t dev, ino_t ino, const fs_synth *s);
@@ -373,6 +382,7 @@ struct od_shadowfs {
 	struct fs_survival *surv;
 	struct fs_carry *carry; /* what the next server inherits; NULL without a state memfd */
 	fs_sweeper *sweeper;    /* unused entries dropped (sweep.c) */
+	struct fs_inval *inval; /* the kernel's copy dropped on real-tree changes (inval.c) */
 	uint64_t next_serial;   /* of file handles (handles.c) */
 	uint16_t generation;    /* this server's, in every fh */
 	bool took_over;      /* serving a connection a previous server initialised */
@@ -479,6 +489,8 @@ void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 		  struct fuse_file_info *fi);
 void fs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void fs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi);
+void fs_op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi);
 void fs_op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void fs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 		    size_t size, int flags);
@@ -486,8 +498,27 @@ void fs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t siz
 void fs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
 void fs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
 
+/* How long the kernel keeps a name (entry) and its attributes, in seconds: the bound
+ * on what a caller can see of the real tree that is no longer true (a removed cgroup,
+ * a mode or owner changed there). Changes made through the shadow update the kernel's
+ * copy at once (setattr, mkdir, rmdir answer with the new state); changes made in the
+ * real tree are invalidated sooner by the watcher's inotify (inval.c). File contents
+ * are never kept (direct_io). A name that does not exist is never kept either. */
+#define FS_CACHE_S 1.0
+/* ... for directories only. A regular file's attributes and name are never kept: its size
+ * must be reported afresh at every path walk. Since 6.5 a splice/sendfile read of a
+ * direct_io file goes through the page cache (filemap_splice_read); our short reply makes
+ * the kernel trim i_size to the content's length (fuse_short_read), and only a LOOKUP or
+ * GETATTR reply sets it back to FS_REG_SIZE. With the attributes kept, busybox cat
+ * (sendfile) of memory.low printed "10" of "1048576": the length of the previous content
+ * (r-cache on 6.12, 2026-12-05). */
+static inline double fs_cache_of(double cache_s, mode_t mode)
+{
+	return S_ISDIR(mode) ? cache_s : 0.0;
+}
+
 /* Look name up in dir for uid (whose share the node's descriptors take) and fill e
- * (timeouts 0). 0 or errno. */
+ * (time-outs FS_CACHE_S). 0 or errno. */
 int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, uid_t uid,
 		 struct fuse_entry_param *e);
 

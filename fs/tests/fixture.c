@@ -21,6 +21,7 @@ GThread *server;
 bool skipped;
 bool fx_no_default_permissions;
 bool fx_v1_layout;
+double fx_cache_s;
 
 void put(const char *rel, const char *content)
 {
@@ -97,6 +98,7 @@ void fx_setup(void)
 	ctl = od_controller_new(NULL);
 	od_shadowfs_opts o;
 	od_shadowfs_opts_defaults(&o);
+	o.cache_s = fx_cache_s; /* 0 unless a suite sets it: no watcher reports on the fixture */
 	o.max_threads = 4;
 	o.default_permissions = !fx_no_default_permissions;
 	o.v1_layout = fx_v1_layout;

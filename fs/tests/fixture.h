@@ -4,7 +4,8 @@
  * fx_setup()/fx_teardown() are a suite's .init/.fini (a private mount namespace
  * each); set fx_no_default_permissions in an .init of your own before
  * fx_setup() to mount without default_permissions (the daemon's checks alone),
- * or set fx_v1_layout there to serve the v1 layout. */
+ * or set fx_v1_layout there to serve the v1 layout, or fx_cache_s to let the kernel
+ * keep names and attributes. */
 #ifndef OOMD_FS_TESTS_FIXTURE_H
 #define OOMD_FS_TESTS_FIXTURE_H
 
@@ -23,6 +24,8 @@ extern GThread *server;
 extern bool skipped;
 extern bool fx_no_default_permissions;
 extern bool fx_v1_layout;
+/* the kernel's entry and attribute time-out (opts.cache_s); 0 unless an .init sets it */
+extern double fx_cache_s;
 
 void fx_setup(void);
 void fx_teardown(void);
