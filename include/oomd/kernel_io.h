@@ -63,8 +63,8 @@ int od_kio_write_max(int dirfd, const od_kio_hold_files *kept, uint64_t v);
  * first victim's pages are not all uncharged when the next pass looks: r-one-kill on 7
  * measured tail, its parent sh, an idle bystander and head killed for one deadline, the
  * passes 0.4 to 1.6 ms apart; e-docker on 6.12 the container's PID 1. So a guard thread
- * (started per write; SCHED_FIFO at rt_prio when that is > 0 and allowed, else the
- * caller's policy) reads memory.events every 100 us and, at the "oom" event that comes
+ * (started per write; SCHED_FIFO at rt_prio + 1 when rt_prio > 0 and allowed, else
+ * the caller's policy) reads memory.events every 100 us and, at the "oom" event that comes
  * just before the OOM killer runs, signals the writer: the
  * loop ends on signal_pending(current), after this kill. Usage may still be over v when
  * the write returns, until the victim's pages are freed: a task that charges meanwhile
