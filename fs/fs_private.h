@@ -109,8 +109,10 @@ size_t fs_evctl_count(fs_evctl *e, uint64_t id);
  * caller's to make long): each eventfd from the process that holds it (checked by pid,
  * start time and eventfd-id; else any process of the registering uid holding that
  * eventfd-id); a listener of a cgroup removed meanwhile is signalled once (the rmdir)
- * and dropped, one whose eventfd is gone is dropped, one whose cgroup had an onset
- * while it was being re-taken gets that signal. Returns the records found. */
+ * and dropped, one whose eventfd is gone is dropped, an OOM listener whose cgroup had an
+ * onset while it was being re-taken gets that signal; thresholds and pressure levels join
+ * the levels thread, a threshold with the usage at its re-take as its baseline. The
+ * records not re-taken yet count in the bounds. Returns the records found. */
 struct od_shadowfs;
 unsigned fs_evctl_carry(fs_evctl *e, struct od_shadowfs *fs, fs_carry *c, bool takeover);
 
