@@ -385,3 +385,52 @@ Test(carry, an_older_servers_memfd_reads_as_it_wrote_it)
 	fs_carry_free(c);
 	close(fd);
 }
+
+/* While a successor re-takes, every held record is counted by the bounds at every moment:
+ * as pending until it joins the list, then in the list (never neither: a registration in
+ * between could take its room). */
+Test(carry, records_count_in_the_bounds_while_being_retaken)
+{
+	int fd = memfd();
+	fs_carry *c = fs_carry_map(fd, NULL);
+	cr_assert_not_null(c);
+	enum { N = 64 };
+	int efd[N];
+	for (int i = 0; i < N; i++) {
+		efd[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		char p[64], *info = NULL;
+		snprintf(p, sizeof p, "/proc/self/fdinfo/%d", efd[i]);
+		cr_assert(g_file_get_contents(p, &info, NULL, NULL));
+		fs_carried_listener r = { .cgroup = 77, .eventfd_id = g_ascii_strtoull(strstr(info, "eventfd-id:") + 11, NULL, 10),
+					  .starttime = ec_proc_starttime(getpid()), .tgid = getpid(), .uid = getuid(),
+					  .who_known = true, .principal = 1000, .stranger = true };
+		g_free(info);
+		cr_assert_geq(fs_carry_listener_put(c, &r), 0);
+	}
+	int err = 0;
+	fs_evctl *e = fs_evctl_new(NULL, &err);
+	cr_assert_not_null(e);
+	cr_assert_eq(fs_evctl_carry(e, NULL, c, true), N);
+	bool retaking = true;
+	unsigned looks = 0;
+	while (retaking) {
+		ec_counts n = { 0 };
+		g_mutex_lock(&e->lock);
+		retaking = e->retaking;
+		for (guint i = 0; i < e->all->len; i++) {
+			const ec_listener *o = g_ptr_array_index(e->all, i);
+			ec_count_one(&n, 77, getpid(), 1000, o->id, o->tgid, o->principal, o->root, o->stranger);
+		}
+		ec_carry_count_pending_locked(e, &n, 77, getpid(), 1000);
+		g_mutex_unlock(&e->lock);
+		cr_assert_eq(n.total, N, "look %u: %zu counted", looks, n.total);
+		cr_assert(n.principal == N && n.cg_mine == N && n.cg_strangers == N && n.process == N);
+		looks++;
+	}
+	cr_assert_eq(fs_evctl_count(e, 77), N, "all re-taken");
+	fs_evctl_free(e);
+	for (int i = 0; i < N; i++)
+		close(efd[i]);
+	fs_carry_free(c);
+	close(fd);
+}
