@@ -93,10 +93,9 @@ bool ec_carry_valid(const fs_carried_listener *r)
 {
 	switch (r->kind) {
 	case EC_OOM:
-		return true;
-	case EC_USAGE:
+	case EC_USAGE: /* any size v1 took, 0 and "-1" (UINT64_MAX) included */
 	case EC_MEMSW:
-		return true; /* any size v1 took, 0 and "-1" (UINT64_MAX) included */
+		return true;
 	case EC_PRESSURE:
 		return r->level < OD_VMP_NLEVELS && r->mode <= OD_VMP_LOCAL;
 	}
