@@ -109,8 +109,10 @@ size_t fs_evctl_count(fs_evctl *e, uint64_t id);
  * caller's to make long): each eventfd from the process that holds it (checked by pid,
  * start time and eventfd-id; else any process of the registering uid holding that
  * eventfd-id); a listener of a cgroup removed meanwhile is signalled once (the rmdir)
- * and dropped, one whose eventfd is gone is dropped, one whose cgroup had an onset
- * while it was being re-taken gets that signal. Returns the records found. */
+ * and dropped, one whose eventfd is gone is dropped, an OOM listener whose cgroup had an
+ * onset while it was being re-taken gets that signal; thresholds and pressure levels join
+ * the levels thread, a threshold with the usage at its re-take as its baseline. The
+ * records not re-taken yet count in the bounds. Returns the records found. */
 struct od_shadowfs;
 unsigned fs_evctl_carry(fs_evctl *e, struct od_shadowfs *fs, fs_carry *c, bool takeover);
 
@@ -439,6 +441,10 @@ void fs_survival_free(od_shadowfs *fs);
  * Any thread; each call takes a short process-local lock and never blocks otherwise. */
 #define FS_CARRY_OFFSET 16384
 #define FS_CARRY_LISTENERS 4096 /* FS_EC_MAX_TOTAL: every listener can be carried */
+/* Slots: [0, FS_CARRY_LISTENERS) OOM listeners (the table every server reads), then as
+ * many thresholds and pressure levels (a table of their own, appended: a server that knows
+ * only OOM listeners never takes one of them for an OOM listener). */
+#define FS_CARRY_SLOTS (2 * FS_CARRY_LISTENERS)
 typedef struct {
 	uint64_t cgroup;     /* kernfs id of its cgroup; 0: a free slot (published last) */
 	uint64_t eventfd_id; /* fdinfo's eventfd-id of its eventfd */
@@ -450,6 +456,13 @@ typedef struct {
 	bool who_known;
 	uint64_t principal;
 	bool root, stranger;
+	/* what it listens to: ec_kind (ec_private.h), 0 an OOM listener; a threshold's bytes,
+	 * a pressure listener's level and mode (od_vmp_level, od_vmp_mode); whether its
+	 * cgroup is the hierarchy's root (v1's usage of the root is counted otherwise) */
+	uint32_t kind;
+	uint64_t threshold;
+	uint32_t level, mode;
+	bool cg_root;
 } fs_carried_listener;
 /* The region of state_fd (grown if it is of an older layout; zeroed if it holds none). */
 fs_carry *fs_carry_map(int state_fd, GError **err);
@@ -463,7 +476,9 @@ void fs_carry_poll_del(fs_carry *c, uint64_t kh);
 /* Successor: wake every carried handle (wake returns whether the write went out), then
  * forget them; the count woken. */
 unsigned fs_carry_poll_wake(fs_carry *c, bool (*wake)(void *ud, uint64_t kh), void *ud);
-/* Listener records: a slot, or -1 when none is free. */
+/* Listener records: a slot (in the table of the record's kind), or -1 when none is free.
+ * get: false for a free slot; the kind, level and mode are as stored (the reader checks
+ * them: a newer server's kind may be unknown here). */
 int fs_carry_listener_put(fs_carry *c, const fs_carried_listener *l);
 void fs_carry_listener_holder(fs_carry *c, int slot, int32_t tgid, uint64_t starttime);
 void fs_carry_listener_clear(fs_carry *c, int slot);

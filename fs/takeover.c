@@ -27,7 +27,8 @@
  * - poll() callers waiting for a wake-up the dead server owed: every kernel poll
  *   handle (kh) of a file not yet released is carried in the memfd (carry.c); a
  *   successor wakes them all, and their next FUSE_POLL revives the file.
- * - OOM listeners: carried in the memfd and re-taken by the successor (ec_carry.c).
+ * - v1 listeners (OOM, thresholds, pressure levels): carried in the memfd and re-taken
+ *   by the successor (ec_carry.c).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -175,6 +175,28 @@ uint64_t fx_drain(int efd)
 	return v;
 }
 
+uint64_t fx_wait_signal(int efd, int ms)
+{
+	uint64_t total = 0;
+	int quiet = 0;
+	for (int i = 0; i < ms / 10 && quiet < 5; i++) {
+		uint64_t v = fx_drain(efd);
+		total += v;
+		quiet = v ? 0 : total ? quiet + 1 : 0;
+		g_usleep(10000);
+	}
+	return total;
+}
+
+void fx_rewrite(const char *rel, const char *content)
+{
+	g_autofree char *p = g_build_filename(fixture, rel, NULL);
+	int fd = open(p, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, content, strlen(content)), (ssize_t)strlen(content));
+	close(fd);
+}
+
 uint64_t real_ino(const char *rel)
 {
 	g_autofree char *p = g_build_filename(fixture, rel, NULL);

@@ -42,6 +42,11 @@ int poke(const char *rel, const char *s);
 int fx_register(const char *cg, int efd, int cfd, const char *args);
 /* one non-blocking read of an eventfd: its counter, 0 when nothing came */
 uint64_t fx_drain(int efd);
+/* the signals heard on efd within ms: from the first one on, until 50 ms pass without
+ * another (the notifier writes a batch one eventfd write at a time) */
+uint64_t fx_wait_signal(int efd, int ms);
+/* writes a fixture file in place (put() replaces it: a watch on the old inode would not see it) */
+void fx_rewrite(const char *rel, const char *content);
 /* st_ino of rel in the fixture: the id the controller knows the cgroup by */
 uint64_t real_ino(const char *rel);
 /* open(2) of rel through the mount, asserted to succeed */
