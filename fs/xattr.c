@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/xattr.h>
 
 #include "charge.h"
@@ -51,19 +52,6 @@ static int checked(fuse_req_t req, fuse_ino_t ino, const char *name, int mask, i
 	return 0;
 }
 
-typedef struct {
-	const char *path, *name;
-	const void *value;
-	size_t size;
-	int flags;
-} set_args;
-
-static int set_in_child(void *p)
-{
-	set_args *a = p;
-	return setxattr(a->path, a->name, a->value, a->size, a->flags) < 0 ? errno : 0;
-}
-
 /* The value's memory (kernfs keeps it in kernel memory, accounted on 6.12) is
  * charged to the caller's cgroup, not to ours (charge.h; issue 21, item 2). */
 void fs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
@@ -73,8 +61,9 @@ void fs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char
 	g_autoptr(fs_caller) c = NULL;
 	int err = checked(req, ino, name, W_OK, EPERM, path, &c);
 	if (!err) {
-		set_args a = { path, name, value, size, flags };
-		err = fs_charged_call(fs_of(req), c, set_in_child, &a);
+		fs_charged_syscall sx = { SYS_setxattr,
+					  { (long)path, (long)name, (long)value, (long)size, flags } };
+		err = fs_charged_call(fs_of(req), c, &sx);
 	}
 	fuse_reply_err(req, err);
 }
