@@ -127,27 +127,57 @@ static long clone3_vm(struct clone_args *a, charge_job *job)
 }
 #endif
 
+/* One line per 10 s at most: a tenant can freeze its cgroup under every call. */
+static void warn_timed_out(int timeout_ms, bool killed)
+{
+	static GMutex lock;
+	static gint64 last;
+	gint64 now = g_get_monotonic_time();
+	g_mutex_lock(&lock);
+	bool quiet = last && now - last < 10 * G_USEC_PER_SEC;
+	if (!quiet)
+		last = now;
+	g_mutex_unlock(&lock);
+	if (!quiet)
+		g_warning("a caller's setxattr/mkdir did not finish in its cgroup within %d ms (a frozen "
+			  "cgroup?): its child %s, the caller gets EAGAIN", timeout_ms,
+			  killed ? "was killed" : "could not be killed");
+}
+
+/* Has the child behind pidfd exited? Reaps it if so (si filled). */
+static bool reaped(int pidfd, siginfo_t *si, int *err)
+{
+	memset(si, 0, sizeof *si);
+	int r;
+	do
+		r = waitid((idtype_t)P_PIDFD, (id_t)pidfd, si, WEXITED | WNOHANG | __WALL);
+	while (r < 0 && errno == EINTR);
+	*err = r < 0 ? errno : 0;
+	return r < 0 || si->si_pid != 0;
+}
+
 /* Waits for the child behind pidfd at most timeout_ms, then SIGKILLs it; reaps it
  * either way (a frozen task dies on SIGKILL at once; one inside an uninterruptible
- * call finishes it first, as it would have on our own thread). 0 or errno of the
- * wait; *killed whether we killed it. */
+ * call finishes it first, as it would have on our own thread). Readiness of the
+ * pidfd is only a hint: the child counts as gone once waitid has reaped it. 0 or
+ * errno of the wait; *killed whether we killed it. */
 static int reap(int pidfd, int timeout_ms, siginfo_t *si, bool *killed)
 {
 	gint64 end = g_get_monotonic_time() + (gint64)timeout_ms * 1000;
+	int err;
 	*killed = false;
 	for (;;) {
+		if (reaped(pidfd, si, &err))
+			return err;
 		gint64 left = end - g_get_monotonic_time();
-		struct pollfd p = { .fd = pidfd, .events = POLLIN };
-		int r = left > 0 ? poll(&p, 1, (int)((left + 999) / 1000)) : 0;
-		if (r > 0)
+		if (left <= 0)
 			break;
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r == 0 && g_get_monotonic_time() < end)
-			continue; /* poll rounds down on some clocks */
-		*killed = pidfd_send_signal(pidfd, SIGKILL, NULL, 0) == 0;
-		break;
+		struct pollfd p = { .fd = pidfd, .events = POLLIN };
+		if (poll(&p, 1, (int)MIN((left + 999) / 1000, 100)) < 0 && errno != EINTR)
+			break;
 	}
+	*killed = pidfd_send_signal(pidfd, SIGKILL, NULL, 0) == 0;
+	warn_timed_out(timeout_ms, *killed);
 	memset(si, 0, sizeof *si);
 	int r;
 	do

@@ -61,6 +61,18 @@ while [ $(($(now_ms) - t0)) -lt 8000 ]; do
 	odt sleep 100
 done
 kleft=$(kids "$t/w")
+if [ "$kleft" -gt 0 ]; then # what a child left behind is doing, and the daemon's threads
+	for p in $(cat "$t/w/cgroup.procs"); do
+		[ "$(awk '$1 == "PPid:" { print $2 }' "/proc/$p/status" 2>/dev/null)" = "$DAEMON_PID" ] || continue
+		log "child $p: $(grep -E '^(State|SigPnd|ShdPnd|SigBlk|SigCgt)' "/proc/$p/status" | tr '\n\t' '  ') wchan $(cat "/proc/$p/wchan") stack $(tr '\n' ' ' <"/proc/$p/stack" 2>/dev/null)"
+	done
+	for d in /proc/$DAEMON_PID/task/*; do
+		w=$(cat "$d/wchan" 2>/dev/null)
+		case "$w" in do_sys_poll|futex_wait_queue|0|ep_poll|fuse_dev_do_read*|do_epoll_wait) ;;
+		*) log "daemon thread ${d##*/} ($(cat "$d/comm")): wchan $w stack $(tr '\n' ' ' <"$d/stack" 2>/dev/null)" ;;
+		esac
+	done
+fi
 frozen "$t/w" || log "note: $t/w did not report frozen 1: $(tr '\n' ' ' <"$t/w/cgroup.events")"
 odt asuser 1000 1000 sh -c "echo 0 >$t/w/cgroup.freeze" || fail "uid 1000 cannot thaw $t/w"
 for p in $apids; do wait "$p"; done
