@@ -316,16 +316,18 @@ static int charged_in(od_shadowfs *fs, const fs_caller *c, const fs_charged_sysc
 	return EBUSY;
 }
 
-int fs_charged_call(od_shadowfs *fs, const fs_caller *c, const fs_charged_syscall *sc)
+int fs_charged_call(od_shadowfs *fs, const fs_caller *c, const fs_charged_syscall *sc, int busy)
 {
+	int err;
 	if (!on_cgroup2(fs))
-		return run_here(sc);
-	/* root: uid 0 of our user namespace (a container's root is bounded) */
-	if (c->known && c->init_userns && c->fsuid == 0)
-		return charged_in(fs, c, sc);
-	if (!gate_enter(c->fsuid, MAX(1u, fs->opts.max_threads / 2)))
-		return EAGAIN;
-	int err = charged_in(fs, c, sc);
-	gate_leave(c->fsuid);
-	return err;
+		err = run_here(sc);
+	else if (c->known && c->init_userns && c->fsuid == 0) /* root of our user namespace */
+		err = charged_in(fs, c, sc);
+	else if (!gate_enter(c->fsuid, MAX(1u, fs->opts.max_threads / 2)))
+		err = EAGAIN; /* a container's root is bounded too */
+	else {
+		err = charged_in(fs, c, sc);
+		gate_leave(c->fsuid);
+	}
+	return fs_reply_errno(err == EAGAIN ? busy : err);
 }

@@ -306,7 +306,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	 * is charged to the caller's cgroup, not to ours (charge.h; issue 21, item 2). */
 	fs_charged_syscall mk = { SYS_mkdirat, { dir->fd, (long)name, (long)mode } };
 	g_autoptr(fs_caller) who = fs_caller_new(req);
-	int merr = fs_charged_call(fs, who, &mk);
+	int merr = fs_charged_call(fs, who, &mk, EAGAIN);
 	if (merr) {
 		fuse_reply_err(req, merr);
 		return;
@@ -316,7 +316,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	if (err) {
 		/* removed again already, or out of descriptors */
 		g_warning("mkdir %s: made it but cannot open it: %s", name, g_strerror(err));
-		fuse_reply_err(req, err);
+		fuse_reply_err(req, fs_reply_errno(err));
 		return;
 	}
 	fs_node *n = fs_inodes_get(fs->inodes, e.ino);
