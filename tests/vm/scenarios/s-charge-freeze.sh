@@ -24,8 +24,11 @@
 # call on that node: at most the time-out); after the thaw uid 1000 labels its own cgroup,
 # uid 1001 and root label theirs and t/w and read the values back (the mount's xattrs work
 # for everyone: not EOPNOTSUPP); a hog over L in a managed cgroup is killed on time.
+# Then the known limit of one node: root's setxattr on t/w/a1 queued behind three of the
+# tenant's calls on that node, made while t/w is frozen, works after their time-outs (its
+# wait is a figure).
 # Figures: children seen, when the last went, uid 1001's and root's call times, attackers'
-# answers.
+# answers, root's wait behind the queued calls on one node.
 # timeout: 180
 . /oomd/lib.sh
 start_daemon /shadow
@@ -137,6 +140,39 @@ for n in "$st/w" "$su/k"; do
 	[ "$o" = r ] || fail "root cannot label $n after the attack: '$o'"
 done
 [ "$(odt xattr get "$u/k" user.byroot)" = r ] || fail "the real tree lacks root's user.byroot on $u/k"
+# One node, one call at a time (a known limit, measured): vfs_setxattr holds the node's
+# inode lock across the whole call, so root's setxattr on t/w/a1, queued behind three of
+# uid 1000's calls on that node made while t/w is frozen, waits for each of them in turn
+# (the time-out each). Passes when root's call works and the three end in EBUSY; its wait
+# is a figure.
+kill -STOP "$DAEMON_PID" || fail "cannot stop the daemon"
+i=0; qpids=''
+while [ $i -lt 3 ]; do
+	sh -c "echo \$\$ >$t/w/cgroup.procs && exec odt asuser 1000 1000 odt xattr set $st/w/a1 user.q$i v" \
+		>/tmp/q.$i 2>&1 &
+	qpids="$qpids $!"
+	i=$((i + 1))
+done
+odt sleep 700
+odt asuser 1000 1000 sh -c "echo 1 >$t/w/cgroup.freeze" || { kill -CONT "$DAEMON_PID"; fail "uid 1000 cannot freeze $t/w again"; }
+(a=$(now_ms); o=$(odt xattr set "$st/w/a1" user.root2 r 2>&1); rc=$?
+echo "$(($(now_ms) - a)) $rc $o" >/tmp/legit.q) &
+rq=$!
+odt sleep 300 # root's call waits behind the three
+kill -CONT "$DAEMON_PID"
+wait "$rq"
+odt asuser 1000 1000 sh -c "echo 0 >$t/w/cgroup.freeze" || fail "uid 1000 cannot thaw $t/w"
+for p in $qpids; do wait "$p"; done
+qb=0; i=0
+while [ $i -lt 3 ]; do
+	grep -q 'Device or resource busy' /tmp/q.$i && qb=$((qb + 1))
+	i=$((i + 1))
+done
+q=$(cut -d' ' -f1 /tmp/legit.q)
+log "root's setxattr on t/w/a1 behind 3 frozen calls on that node: $q ms; those calls: $qb of 3 EBUSY"
+[ "$(cut -d' ' -f2 /tmp/legit.q)" = 0 ] || fail "root's setxattr on t/w/a1 behind uid 1000's frozen calls: $(cat /tmp/legit.q)"
+[ "$(odt xattr get "$t/w/a1" user.root2)" = r ] || fail "the real tree lacks root's user.root2 on t/w/a1"
+[ "$qb" -eq 3 ] || fail "not every queued call on t/w/a1 ended in EBUSY: $(cat /tmp/q.0 /tmp/q.1 /tmp/q.2)"
 x=$(mkcg x); sx=/shadow${x#$CGROOT}
 setknob "$sx" memory.max $((32 * MiB))
 setknob "$sx" memory.oom_delay_millisecs 600
@@ -144,4 +180,5 @@ kl=$(killed_on_time "$x" "$sx")
 stop_daemon
 pass "children in the frozen cgroup: at most $maxk, none after $last ms (time-out 2000);" \
 	"attackers $ebusy/6 EBUSY; uid 1001's mkdir+label during the freeze $u1 ms, root's label of t/w/a0 $r1 ms;" \
-	"after the thaw uid 1000, uid 1001 and root label through the shadow; kill +$kl ms"
+	"after the thaw uid 1000, uid 1001 and root label through the shadow;" \
+	"root's label of t/w/a1 behind 3 frozen calls on it $q ms (one node, one call at a time); kill +$kl ms"
