@@ -53,6 +53,13 @@ in_setxattr() { for _p in "$@"; do
 	read -r _n _r <"/proc/$_p/syscall" 2>/dev/null || return 1
 	[ "$_n" = 188 ] || return 1
 done; }
+# past_walk PID...: each is inside setxattr(2) past its path walk (the entries' time-out is 0,
+# so the walk asks the daemon too): on the node's inode lock, or in the daemon's hands
+past_walk() { for _p in "$@"; do
+	_s=$(cat "/proc/$_p/stack" 2>/dev/null) || return 1
+	case "$_s" in *setxattr*) ;; *) return 1 ;; esac
+	case "$_s" in *lookup*|*revalidate*|*walk_component*) return 1 ;; esac
+done; }
 # the daemon's children in cgroup $1 (the charged calls' children)
 kids() { for p in $(cat "$1/cgroup.procs"); do
 	[ "$(awk '$1 == "PPid:" { print $2 }' "/proc/$p/status" 2>/dev/null)" = "$DAEMON_PID" ] && echo "$p"
@@ -160,11 +167,12 @@ while [ $i -lt 3 ]; do
 done
 wait_for 20000 in_setxattr $qpids || { kill -CONT "$DAEMON_PID"; fail "the three calls did not reach the kernel in 20 s"; }
 odt asuser 1000 1000 sh -c "echo 1 >$t/w/cgroup.freeze" || { kill -CONT "$DAEMON_PID"; fail "uid 1000 cannot freeze $t/w again"; }
+kill -CONT "$DAEMON_PID"
+# root's call once the three are past their path walks: behind them on a1's inode lock
+wait_for 10000 past_walk $qpids || { echo 0 >"$t/w/cgroup.freeze"; fail "the three calls did not pass their path walks in 10 s"; }
 a=$(now_ms)
 odt xattr set "$st/w/a1" user.root2 r >/tmp/legit.q 2>&1 &
 rq=$!
-wait_for 20000 in_setxattr "$rq" || { kill -CONT "$DAEMON_PID"; fail "root's call did not reach the kernel in 20 s"; }
-kill -CONT "$DAEMON_PID"
 wait "$rq"; rc=$?
 q=$(($(now_ms) - a))
 odt asuser 1000 1000 sh -c "echo 0 >$t/w/cgroup.freeze" || fail "uid 1000 cannot thaw $t/w"
