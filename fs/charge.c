@@ -140,8 +140,8 @@ static void warn_timed_out(int timeout_ms, bool killed)
 	g_mutex_unlock(&lock);
 	if (!quiet)
 		g_warning("a caller's setxattr/mkdir did not finish in its cgroup within %d ms (a frozen "
-			  "cgroup?): its child %s, the caller gets EAGAIN", timeout_ms,
-			  killed ? "was killed" : "could not be killed");
+			  "cgroup?): its child %s, the caller is told to try again (EBUSY, EAGAIN)",
+			  timeout_ms, killed ? "was killed" : "could not be killed");
 }
 
 /* Has the child behind pidfd exited? Reaps it if so (si filled). */
