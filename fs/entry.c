@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "charge.h"
@@ -289,18 +290,6 @@ static void give_to_caller(int fd, const char *name, uid_t uid, gid_t gid)
 	closedir(dp);
 }
 
-typedef struct {
-	int dirfd;
-	const char *name;
-	mode_t mode;
-} mkdir_args;
-
-static int mkdir_in_child(void *p)
-{
-	mkdir_args *a = p;
-	return mkdirat(a->dirfd, a->name, a->mode) < 0 ? errno : 0;
-}
-
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
 	od_shadowfs *fs = fs_of(req);
@@ -318,9 +307,9 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 		fs_v1_before_mkdir(req, dir->fd);
 	/* The new cgroup's kernel memory (its memcg, percpu statistics, kernfs nodes)
 	 * is charged to the caller's cgroup, not to ours (charge.h; issue 21, item 2). */
-	mkdir_args ma = { dir->fd, name, mode };
+	fs_charged_syscall mk = { SYS_mkdirat, { dir->fd, (long)name, (long)mode } };
 	g_autoptr(fs_caller) who = fs_caller_new(req);
-	int merr = fs_charged_call(fs, who, mkdir_in_child, &ma);
+	int merr = fs_charged_call(fs, who, &mk, EAGAIN);
 	if (merr) {
 		fuse_reply_err(req, merr);
 		return;
@@ -330,7 +319,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	if (err) {
 		/* removed again already, or out of descriptors */
 		g_warning("mkdir %s: made it but cannot open it: %s", name, g_strerror(err));
-		fuse_reply_err(req, err);
+		fuse_reply_err(req, fs_reply_errno(err));
 		return;
 	}
 	fs_node *n = fs_inodes_get(fs->inodes, e.ino);

@@ -5,6 +5,7 @@
 #ifndef OOMD_FS_PRIVATE_H
 #define OOMD_FS_PRIVATE_H
 
+#include <errno.h>
 #include <fuse_lowlevel.h>
 #include <glib.h>
 #include <stdbool.h>
@@ -491,6 +492,19 @@ static inline od_shadowfs *fs_of(fuse_req_t req)
 }
 void fs_proc_path(char buf[64], int fd);
 void fs_ctx_init(fs_synth_ctx *c, od_shadowfs *fs, const fs_node *n, fuse_req_t req);
+
+/* err as a FUSE reply may carry it: never ENOSYS. The kernel takes a server's
+ * ENOSYS as "not implemented" and, for the xattr calls, remembers it for the
+ * mount's life (fc->no_setxattr, no_getxattr, no_listxattr, no_removexattr:
+ * fs/fuse/xattr.c), answering EOPNOTSUPP to every caller without asking us: one
+ * caller's call that met ENOSYS would take xattrs from everyone. A system call of
+ * ours meets ENOSYS only where a seccomp filter refuses it (Docker's profile so
+ * refuses clone3) or the kernel lacks it: EPERM, the errno such filters answer
+ * by default. */
+static inline int fs_reply_errno(int err)
+{
+	return err == ENOSYS ? EPERM : err;
+}
 
 /* Op entry points split across files. */
 void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
