@@ -182,36 +182,33 @@ static char *missing(void)
 
 /* ---- the answers -------------------------------------------------------- */
 
+/* The fake answers job_id (0: none) of job_type: the query decides d, saying why. */
+static void expect(guint32 job_id, const char *job_type, od_sdjob_decision d, const char *why)
+{
+	fake_start(job_id, job_type);
+	g_autofree char *got = NULL;
+	cr_assert_eq(od_sdjob_query(fake.addr, "", getpid(), 2000, &got), d, "%s", got);
+	cr_assert_str_eq(got, why);
+}
+
 Test(sdjob, a_restart_job_is_a_hand_over, .timeout = 20, .fini = fake_clean)
 {
-	fake_start(42, "restart");
-	g_autofree char *why = NULL;
-	cr_assert_eq(od_sdjob_query(fake.addr, "", getpid(), 2000, &why), OD_SDJOB_RESTART, "%s", why);
-	cr_assert_str_eq(why, "job 42 (restart)");
+	expect(42, "restart", OD_SDJOB_RESTART, "job 42 (restart)");
 }
 
 Test(sdjob, a_try_restart_job_is_a_hand_over, .timeout = 20, .fini = fake_clean)
 {
-	fake_start(43, "try-restart");
-	g_autofree char *why = NULL;
-	cr_assert_eq(od_sdjob_query(fake.addr, "", getpid(), 2000, &why), OD_SDJOB_RESTART, "%s", why);
-	cr_assert_str_eq(why, "job 43 (try-restart)");
+	expect(43, "try-restart", OD_SDJOB_RESTART, "job 43 (try-restart)");
 }
 
 Test(sdjob, a_stop_job_is_a_stop, .timeout = 20, .fini = fake_clean)
 {
-	fake_start(44, "stop");
-	g_autofree char *why = NULL;
-	cr_assert_eq(od_sdjob_query(fake.addr, "", getpid(), 2000, &why), OD_SDJOB_STOP, "%s", why);
-	cr_assert_str_eq(why, "job 44 (stop)");
+	expect(44, "stop", OD_SDJOB_STOP, "job 44 (stop)");
 }
 
 Test(sdjob, no_job_is_a_stop, .timeout = 20, .fini = fake_clean)
 {
-	fake_start(0, NULL); /* `systemctl kill`, or a plain kill -TERM */
-	g_autofree char *why = NULL;
-	cr_assert_eq(od_sdjob_query(fake.addr, "", getpid(), 2000, &why), OD_SDJOB_STOP, "%s", why);
-	cr_assert_str_eq(why, "no job queued for the unit");
+	expect(0, NULL, OD_SDJOB_STOP, "no job queued for the unit"); /* `systemctl kill`, kill -TERM */
 }
 
 Test(sdjob, the_bus_when_the_private_socket_is_missing, .timeout = 20, .fini = fake_clean)
