@@ -73,18 +73,21 @@ static void on_stop(int sig, void *ud)
 	const char *stop = "handing every cgroup back to the kernel and unmounting";
 	if (sig == SIGTERM && d->kept && od_sdjob_under_systemd()) {
 		g_autofree char *why = NULL;
+		gint64 t0 = g_get_monotonic_time();
 		od_sdjob_decision sd = od_sdjob_query(OD_SDJOB_PRIVATE_ADDRESS, NULL, getpid(),
 						      OD_SDJOB_TIMEOUT_MS, &why);
+		double ms = (double)(g_get_monotonic_time() - t0) / 1000.0; /* a restart waits for it */
 		if (sd == OD_SDJOB_RESTART) {
-			g_message("%s in a restart job (systemd: %s): stopping for a successor; the mount "
-				  "and the holds stay", name, why);
+			g_message("%s in a restart job (systemd: %s, in %.0f ms): stopping for a successor; "
+				  "the mount and the holds stay", name, why, ms);
 			hand_over(d);
 			return;
 		}
 		if (sd == OD_SDJOB_UNKNOWN)
-			g_warning("%s, systemd not asked whether it is a restart (%s): %s", name, why, stop);
+			g_warning("%s, systemd not asked whether it is a restart (%s, after %.0f ms): %s", name,
+				  why, ms, stop);
 		else
-			g_message("%s, not a restart (systemd: %s): %s", name, why, stop);
+			g_message("%s, not a restart (systemd: %s, in %.0f ms): %s", name, why, ms, stop);
 	} else {
 		g_message("%s: %s", name, stop);
 	}

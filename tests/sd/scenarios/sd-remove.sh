@@ -37,7 +37,7 @@ left=$(sd_unit_procs)
 [ -z "$left" ] || fail "processes left in the unit's cgroup: $left"
 pgrep -x oomdelayfs >/dev/null && fail "an oomdelayfs process is left: $(pgrep -a oomdelayfs)"
 # the stop was decided by systemd's answer (a stop job), not by a failure to ask it
-[ -n "$(sd_journal_at_ms '^SIGTERM, not a restart \(systemd: job [0-9]+ \(stop\)\): handing every cgroup back')" ] ||
+[ -n "$(sd_journal_at_ms '^SIGTERM, not a restart \(systemd: job [0-9]+ \(stop\), in [0-9]+ ms\): handing every cgroup back')" ] ||
 	fail "no 'SIGTERM, not a restart (systemd: job N (stop))' line: the daemon did not ask systemd, or got no answer"
 for n in h i; do
 	cg=$top/$n

@@ -26,7 +26,7 @@ tcmd=$(($(now_ms) - t0))
 sd_wait_served "$old" "$t0" "systemctl restart"
 [ "$SERVED_MS" -lt 5000 ] || fail "served again only $SERVED_MS ms after systemctl restart began"
 dead "$old" || fail "the old daemon (pid $old) is still alive"
-tterm=$(sd_journal_at_ms '^SIGTERM in a restart job \(systemd: job [0-9]+ \(restart\)\): stopping for a successor')
+tterm=$(sd_journal_at_ms '^SIGTERM in a restart job \(systemd: job [0-9]+ \(restart\), in [0-9]+ ms\): stopping for a successor')
 tserve=$(sd_journal_at_ms '^serving .* on ')
 [ -n "$tterm" ] && [ -n "$tserve" ] && [ "$tserve" -gt "$tterm" ] ||
 	fail "no 'SIGTERM in a restart job' then 'serving' in the journal"
@@ -35,6 +35,8 @@ outage=$((tserve - tterm))
 tstopping=$(sd_journal_at_ms '^Stopping ')
 asked='?'
 [ -n "$tstopping" ] && [ "$tterm" -ge "$tstopping" ] && asked=$((tterm - tstopping))
+qms=$(sd_journal | jq -r 'select(.MESSAGE | type == "string" and test("^SIGTERM in a restart job")) | .MESSAGE' |
+	tail -n 1 | sed -n 's/.*, in \([0-9]*\) ms).*/\1/p')
 sd_reader_check "$SERVED_AT"
 [ "$GAP_MS" -lt 3000 ] || fail "a read waited $GAP_MS ms across the restart"
 sd_hold_check
@@ -45,6 +47,6 @@ sd_check_clean "$NEWPID"
 shown=$(sd_show)
 sd_leave_clean
 pass "systemctl restart: returned after $tcmd ms, pid $NEWPID served the same mount ($MOUNT_ID) $SERVED_MS ms" \
-	"after it began (the journal: systemd's 'Stopping' to the old server's 'SIGTERM in a restart job' $asked ms, to the new server's 'serving' $outage ms); readers: longest read $GAP_MS ms, failed $RFAILED (all before it served), none" \
+	"after it began (the journal: systemd's 'Stopping' to the old server's 'SIGTERM in a restart job' $asked ms (the D-Bus question ${qms:-?} ms of it), to the new server's 'serving' $outage ms); readers: longest read $GAP_MS ms, failed $RFAILED (all before it served), none" \
 	"hung; hold kept (deadline unchanged), the kernel's kill $KILL_LATE ms after the deadline; $shown;" \
 	"the daemon's own hand-over on SIGTERM (restart job); the unit's cgroup: the daemon alone; no unclean termination"

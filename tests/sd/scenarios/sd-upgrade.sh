@@ -53,7 +53,7 @@ t0=$(now_ms)
 dpkg -i "$up/oomdelayfs_${v1}_amd64.deb" >/run/oomd-sd/dpkg-up.log 2>&1 || { cat /run/oomd-sd/dpkg-up.log; fail "dpkg -i of $v1 failed"; }
 tdpkg=$(($(now_ms) - t0))
 sd_wait_served "$old" "$t0" "the upgrade"
-tterm=$(sd_journal_at_ms '^SIGTERM in a restart job \(systemd: job [0-9]+ \((try-)?restart\)\): stopping for a successor')
+tterm=$(sd_journal_at_ms '^SIGTERM in a restart job \(systemd: job [0-9]+ \((try-)?restart\), in [0-9]+ ms\): stopping for a successor')
 [ -n "$tterm" ] || fail "the old daemon did not hand over for a restart job in the upgrade (the journal below says why)"
 [ -z "$(sd_journal_at_ms '^SIG(TERM|INT)[,:].*handing every cgroup back')" ] || fail "the upgrade stopped the daemon (hand-back)"
 # dpkg -i returns after the postinst's restart: the journal dates the new server's "serving"
