@@ -54,8 +54,10 @@ static void finish(query *q, od_sdjob_decision d, char *why)
 
 static void failed(query *q, const char *what, GError *e)
 {
-	g_autofree char *msg = q->timed_out ? g_strdup_printf("no answer within %d ms", q->timeout_ms)
-					    : g_strdup(e->message);
+	/* our timer's cancel, or the call's own time-out (the same deadline): one message */
+	bool late = q->timed_out || g_error_matches(e, G_IO_ERROR, G_IO_ERROR_TIMED_OUT);
+	g_autofree char *msg = late ? g_strdup_printf("no answer within %d ms", q->timeout_ms)
+				    : g_strdup(e->message);
 	finish(q, OD_SDJOB_UNKNOWN, g_strdup_printf("%s%s%s: %s", q->first ? q->first : "",
 						    q->first ? "; " : "", what, msg));
 	g_error_free(e);
