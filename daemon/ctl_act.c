@@ -228,7 +228,8 @@ int ctl_run_one(od_controller *c, const ctl_ctx *ctx, const oe_action *a, od_cg 
 		/* Logged after the write: the kill must not wait for the logger. */
 		int64_t t0 = od_now();
 		unsigned kills = 0;
-		r = od_kio_kill_once(g->fd, g_atomic_pointer_get(&g->hold), a->value, &kills);
+		r = od_kio_kill_once(g->fd, g_atomic_pointer_get(&g->hold), a->value,
+				      g_atomic_int_get(&c->rt_prio), &kills);
 		g_message("%s: delay over, memory.max back to %" PRIu64 " (the kernel's OOM killer "
 			  "acts): %s in %.1f ms (write began at boottime %.1f ms; last timer tick %.1f ms "
 			  "late; OOM kills in it: %u)",

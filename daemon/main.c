@@ -350,6 +350,7 @@ int main(int argc, char **argv)
 		return fail(OD_EXIT_FUSE, o.mountpoint, err);
 	}
 	od_audit_set_fs(audit, d.fs);
+	od_watcher_on_change(w, od_shadowfs_real_changed, d.fs); /* the kernel's cache of it */
 	od_status_opts so = { .socket_path = o.status_socket, .group = o.status_group,
 			      .metrics_port = o.metrics_port, .mountpoint = o.mountpoint,
 			      .mode = o.cfg.kill_mode };
@@ -405,6 +406,7 @@ int main(int argc, char **argv)
 	g_thread_join(ft);
 	od_status_stop(status);
 	od_audit_set_fs(audit, NULL);
+	od_watcher_on_change(w, NULL, NULL);
 	od_shadowfs_free(d.fs);
 	od_watcher_free(w);
 	od_audit_free(audit); /* before the controller: it removes its hooks */

@@ -282,8 +282,9 @@ static const od_opt opts[] = {
 	  "/proc/self/mountinfo)." },
 	{ "kill-mode", 0, "kill-mode", NULL, false, set_kill_mode, "kernel|group",
 	  "How a hold whose delay is over is resolved: \"kernel\" (default; real memory.max is "
-	  "written back to L and the kernel's OOM killer chooses the victim) or \"group\" "
-	  "(cgroup.kill: every process of the cgroup and its descendants)." },
+	  "written back to L and the kernel's OOM killer chooses one victim; the write is "
+	  "stopped after that kill, and usage still over L meets the kernel's charge path) or "
+	  "\"group\" (cgroup.kill: every process of the cgroup and its descendants)." },
 	{ "ceiling", 0, "ceiling", NULL, false, set_ceiling, "SIZE",
 	  "Safety ceiling: while a cgroup is managed its real memory.max is L + SIZE, the "
 	  "kernel's backstop if throttling and freezing are not enough (a kill past it is "

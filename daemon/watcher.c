@@ -11,6 +11,7 @@
 #define G_LOG_DOMAIN "oomdelayfs"
 #include "oomd/watcher.h"
 #include "held_first.h"
+#include "wnode.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -24,24 +25,11 @@
 #include <unistd.h>
 #include <glib-unix.h>
 
-typedef enum { W_DIR, W_EVENTS, W_MAX, W_SUBTREE, W_KINDS } wkind;
-
 static const char *const wfile[W_KINDS] = { NULL, "memory.events", "memory.max",
 					    "cgroup.subtree_control" };
 static const uint32_t wmask[W_KINDS] = {
-	IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVED_FROM | IN_MOVED_TO | IN_ONLYDIR,
+	IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_ONLYDIR,
 	IN_MODIFY, IN_MODIFY, IN_MODIFY,
-};
-
-typedef struct wnode wnode;
-
-struct wnode {
-	uint64_t id;
-	wnode *parent;
-	char *name;         /* in the parent; NULL for the root */
-	int fd;             /* the root's O_PATH|O_DIRECTORY descriptor; -1 for the others */
-	int wd[W_KINDS];    /* -1 when not watched */
-	GHashTable *children; /* name -> wnode* (not owning); NULL while it has none */
 };
 
 struct od_watcher {
@@ -54,6 +42,8 @@ struct od_watcher {
 	guint src_inotify, src_int, src_term, src_hup;
 	void (*stop)(int sig, void *ud);
 	void *stop_ud;
+	od_watcher_change_fn changed;
+	void *changed_ud;
 	/* A rename (cgroupfs allows it within one parent) in flight: IN_MOVED_FROM
 	 * seen, IN_MOVED_TO with the same cookie expected next. */
 	wnode *moving;
@@ -79,68 +69,6 @@ static wnode *wref_node(gpointer r)
 static wkind wref_kind(gpointer r)
 {
 	return (wkind)((uintptr_t)r & 3);
-}
-
-static void free_node(wnode *n)
-{
-	if (n->fd >= 0)
-		close(n->fd);
-	if (n->children)
-		g_hash_table_destroy(n->children);
-	g_free(n->name);
-	g_free(n);
-}
-
-static wnode *child_get(const wnode *n, const char *name)
-{
-	return n->children ? g_hash_table_lookup(n->children, name) : NULL;
-}
-
-static void child_put(wnode *n, wnode *c)
-{
-	if (!n->children)
-		n->children = g_hash_table_new(g_str_hash, g_str_equal);
-	g_hash_table_insert(n->children, c->name, c);
-}
-
-static void child_drop(wnode *n, const char *name)
-{
-	if (n->children)
-		g_hash_table_remove(n->children, name);
-}
-
-static GList *children_of(const wnode *n)
-{
-	return n->children ? g_hash_table_get_values(n->children) : NULL;
-}
-
-/* The directory of n, child of the directory pfd: a new O_PATH descriptor, or -1
- * with errno (ENOENT when the name now holds another cgroup). */
-static int open_at(int pfd, const wnode *n)
-{
-	int fd = openat(pfd, n->name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
-	if (fd >= 0 && (fstat(fd, &st) < 0 || (uint64_t)st.st_ino != n->id)) {
-		close(fd);
-		errno = ENOENT;
-		return -1;
-	}
-	return fd;
-}
-
-/* The directory of n: a new O_PATH descriptor (the caller closes it), or -1. */
-static int open_node(const wnode *n)
-{
-	if (!n->parent)
-		return fcntl(n->fd, F_DUPFD_CLOEXEC, 3);
-	int pfd = open_node(n->parent);
-	if (pfd < 0)
-		return -1;
-	int fd = open_at(pfd, n);
-	int e = errno;
-	close(pfd);
-	errno = e;
-	return fd;
 }
 
 /* ---- inotify watches --------------------------------------------------- */
@@ -397,6 +325,13 @@ static void handle_event(od_watcher *w, const struct inotify_event *ev)
 	}
 	switch (wref_kind(r)) {
 	case W_DIR:
+		/* A subdirectory's own attributes come from its own watch; a new name has no
+		 * entry to drop (no negative entries), only the directory's link count. */
+		if (w->changed && (ev->mask & IN_CREATE))
+			w->changed(w->changed_ud, n->id, NULL, true);
+		else if (w->changed && (ev->mask & (IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB)) &&
+			 !((ev->mask & IN_ATTRIB) && (ev->mask & IN_ISDIR) && ev->len))
+			w->changed(w->changed_ud, n->id, ev->len ? ev->name : NULL, ev->mask & IN_ATTRIB);
 		if ((ev->mask & IN_CREATE) && (ev->mask & IN_ISDIR) && ev->len) {
 			add_child_of(w, n, ev->name);
 		} else if ((ev->mask & IN_MOVED_FROM) && (ev->mask & IN_ISDIR) && ev->len) {
@@ -506,7 +441,8 @@ static gboolean on_term(gpointer ud) { return stop_on(ud, SIGTERM); }
 
 static gboolean on_hup(gpointer ud)
 {
-	(void)ud, g_message("SIGHUP ignored (no configuration to reload)");
+	(void)ud;
+	g_message("SIGHUP ignored (no configuration to reload)");
 	return G_SOURCE_CONTINUE;
 }
 
@@ -577,6 +513,12 @@ void od_watcher_on_stop(od_watcher *w, void (*stop)(int sig, void *ud), void *ud
 		w->src_term = g_unix_signal_add(SIGTERM, on_term, w);
 		w->src_hup = g_unix_signal_add(SIGHUP, on_hup, w);
 	}
+}
+
+void od_watcher_on_change(od_watcher *w, od_watcher_change_fn changed, void *ud)
+{
+	w->changed = changed;
+	w->changed_ud = ud;
 }
 
 size_t od_watcher_count(od_watcher *w)

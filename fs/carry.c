@@ -18,6 +18,11 @@
  * - OOM listeners (cgroup.event_control registrations): their cgroup, the eventfd's
  *   eventfd-id, the process holding it (pid and start time) and the registering uid;
  *   the successor re-takes each eventfd from that process (ec_carry.c).
+ * - usage thresholds and pressure levels: the same and what they listen to (kind,
+ *   threshold, level, mode), in a table of their own appended after the others: a server
+ *   of an older layout neither reads them (it would take each for an OOM listener) nor
+ *   frees their slots. What it leaves there when it hands over to a newer one again is
+ *   re-taken only if the recorded process still holds the eventfd (docs/DESIGN.md).
  * Process-local locks guard the writers; only this process writes while it serves.
  */
 #include <errno.h>
@@ -61,6 +66,22 @@ typedef struct {
 	uint32_t pad;
 } carry_who;
 
+/* A threshold's or a pressure listener's record, whole (appended after stop 26: an older
+ * server's memfd grows and this table reads as zeros, free slots). cgroup is published last. */
+#define CARRY_LV_CG_ROOT 8u
+typedef struct {
+	uint64_t cgroup;
+	uint64_t eventfd_id;
+	uint64_t starttime;
+	uint64_t principal;
+	uint64_t threshold;
+	int32_t tgid;
+	uint32_t uid;
+	uint32_t flags; /* CARRY_WHO_*, CARRY_LV_CG_ROOT */
+	uint8_t kind, level, mode, pad;
+} carry_lv;
+_Static_assert(sizeof(carry_lv) == 56, "the level record's layout");
+
 typedef struct {
 	uint64_t magic;
 	uint32_t version;
@@ -70,6 +91,7 @@ typedef struct {
 	uint64_t poll[FS_POLL_SET];
 	carry_rec listener[FS_CARRY_LISTENERS];
 	carry_who who[FS_CARRY_LISTENERS];
+	carry_lv lv[FS_CARRY_LISTENERS]; /* slots FS_CARRY_LISTENERS + i */
 } fs_carry_area;
 
 struct fs_carry {
@@ -77,7 +99,7 @@ struct fs_carry {
 	GMutex lock;        /* names, poll set, listener slots */
 	GHashTable *by_name; /* name (points into the area) -> k + 1 */
 	bool names_full_warned;
-	guint next_free;    /* a hint for the listener slot search */
+	guint next_free[2]; /* hints for the slot search: OOM listeners, the others */
 };
 
 fs_carry *fs_carry_map(int state_fd, GError **err)
@@ -251,25 +273,54 @@ unsigned fs_carry_poll_wake(fs_carry *c, bool (*wake)(void *ud, uint64_t kh), vo
 
 /* ---- listeners ---- */
 
+static uint32_t who_flags(const fs_carried_listener *l)
+{
+	return l->who_known ? CARRY_WHO_RECORDED | (l->root ? CARRY_WHO_ROOT : 0) |
+				      (l->stranger ? CARRY_WHO_STRANGER : 0)
+			    : 0;
+}
+
+/* The cgroup word of a slot (published last), NULL past the end. */
+static uint64_t *slot_cgroup(fs_carry *c, int slot)
+{
+	if (slot < 0 || slot >= FS_CARRY_SLOTS)
+		return NULL;
+	return slot < FS_CARRY_LISTENERS ? &c->a->listener[slot].cgroup
+					 : &c->a->lv[slot - FS_CARRY_LISTENERS].cgroup;
+}
+
 int fs_carry_listener_put(fs_carry *c, const fs_carried_listener *l)
 {
+	int t = l->kind != 0; /* the table */
 	g_mutex_lock(&c->lock);
 	int slot = -1;
 	for (guint i = 0; i < FS_CARRY_LISTENERS; i++) {
-		guint j = (c->next_free + i) % FS_CARRY_LISTENERS;
-		if (__atomic_load_n(&c->a->listener[j].cgroup, __ATOMIC_ACQUIRE) == 0) {
-			slot = (int)j;
-			c->next_free = j + 1;
+		guint j = (c->next_free[t] + i) % FS_CARRY_LISTENERS;
+		if (__atomic_load_n(slot_cgroup(c, (int)j + t * FS_CARRY_LISTENERS), __ATOMIC_ACQUIRE) == 0) {
+			slot = (int)j + t * FS_CARRY_LISTENERS;
+			c->next_free[t] = j + 1;
 			break;
 		}
 	}
-	if (slot >= 0) {
+	if (slot >= FS_CARRY_LISTENERS) {
+		carry_lv *d = &c->a->lv[slot - FS_CARRY_LISTENERS];
+		d->eventfd_id = l->eventfd_id;
+		d->starttime = l->starttime;
+		d->principal = l->principal;
+		d->threshold = l->threshold;
+		d->tgid = l->tgid;
+		d->uid = l->uid;
+		d->flags = who_flags(l) | (l->cg_root ? CARRY_LV_CG_ROOT : 0);
+		d->kind = (uint8_t)l->kind;
+		d->level = (uint8_t)l->level;
+		d->mode = (uint8_t)l->mode;
+		d->pad = 0;
+		__atomic_store_n(&d->cgroup, l->cgroup, __ATOMIC_RELEASE); /* published last */
+	} else if (slot >= 0) {
 		carry_who *w = &c->a->who[slot];
 		w->eventfd_id = l->eventfd_id;
 		w->principal = l->principal;
-		w->flags = l->who_known ? CARRY_WHO_RECORDED | (l->root ? CARRY_WHO_ROOT : 0) |
-						  (l->stranger ? CARRY_WHO_STRANGER : 0)
-				       : 0;
+		w->flags = who_flags(l);
 		carry_rec *d = &c->a->listener[slot];
 		d->eventfd_id = l->eventfd_id;
 		d->starttime = l->starttime;
@@ -283,39 +334,60 @@ int fs_carry_listener_put(fs_carry *c, const fs_carried_listener *l)
 
 void fs_carry_listener_holder(fs_carry *c, int slot, int32_t tgid, uint64_t starttime)
 {
-	if (slot < 0 || slot >= FS_CARRY_LISTENERS)
+	if (!slot_cgroup(c, slot))
 		return;
 	g_mutex_lock(&c->lock);
 	/* a torn pair could name a live process with another's start time: the successor then
 	 * finds no holder there and searches by uid, which finds the same eventfd */
-	c->a->listener[slot].tgid = tgid;
-	c->a->listener[slot].starttime = starttime;
+	if (slot < FS_CARRY_LISTENERS) {
+		c->a->listener[slot].tgid = tgid;
+		c->a->listener[slot].starttime = starttime;
+	} else {
+		c->a->lv[slot - FS_CARRY_LISTENERS].tgid = tgid;
+		c->a->lv[slot - FS_CARRY_LISTENERS].starttime = starttime;
+	}
 	g_mutex_unlock(&c->lock);
 }
 
 void fs_carry_listener_clear(fs_carry *c, int slot)
 {
-	if (slot < 0 || slot >= FS_CARRY_LISTENERS)
+	uint64_t *cg = slot_cgroup(c, slot);
+	if (!cg)
 		return;
 	g_mutex_lock(&c->lock);
-	__atomic_store_n(&c->a->listener[slot].cgroup, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(cg, 0, __ATOMIC_RELEASE);
 	g_mutex_unlock(&c->lock);
 }
 
 bool fs_carry_listener_get(fs_carry *c, int slot, fs_carried_listener *out)
 {
-	if (slot < 0 || slot >= FS_CARRY_LISTENERS)
+	if (!slot_cgroup(c, slot))
 		return false;
 	g_mutex_lock(&c->lock);
-	const carry_rec *r = &c->a->listener[slot];
-	const carry_who *w = &c->a->who[slot];
-	*out = (fs_carried_listener){ .cgroup = r->cgroup, .eventfd_id = r->eventfd_id,
-				      .starttime = r->starttime, .tgid = r->tgid, .uid = r->uid };
-	if ((w->flags & CARRY_WHO_RECORDED) && w->eventfd_id == r->eventfd_id) {
-		out->who_known = true;
+	uint32_t flags;
+	if (slot >= FS_CARRY_LISTENERS) {
+		const carry_lv *d = &c->a->lv[slot - FS_CARRY_LISTENERS];
+		*out = (fs_carried_listener){ .cgroup = d->cgroup, .eventfd_id = d->eventfd_id,
+					      .starttime = d->starttime, .tgid = d->tgid, .uid = d->uid,
+					      .principal = d->principal, .kind = d->kind,
+					      .threshold = d->threshold, .level = d->level, .mode = d->mode,
+					      .cg_root = d->flags & CARRY_LV_CG_ROOT };
+		flags = d->flags;
+	} else {
+		const carry_rec *r = &c->a->listener[slot];
+		const carry_who *w = &c->a->who[slot];
+		*out = (fs_carried_listener){ .cgroup = r->cgroup, .eventfd_id = r->eventfd_id,
+					      .starttime = r->starttime, .tgid = r->tgid, .uid = r->uid };
+		/* a slot an older server reused after a newer one wrote here: not its who */
+		flags = w->eventfd_id == r->eventfd_id ? w->flags : 0;
 		out->principal = w->principal;
-		out->root = w->flags & CARRY_WHO_ROOT;
-		out->stranger = w->flags & CARRY_WHO_STRANGER;
+	}
+	if (flags & CARRY_WHO_RECORDED) {
+		out->who_known = true;
+		out->root = flags & CARRY_WHO_ROOT;
+		out->stranger = flags & CARRY_WHO_STRANGER;
+	} else {
+		out->principal = 0;
 	}
 	g_mutex_unlock(&c->lock);
 	return out->cgroup != 0;

@@ -3,10 +3,13 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <linux/sched.h>
+#include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/pidfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -67,87 +70,179 @@ static int caller_cgroup(od_shadowfs *fs, const fs_caller *c)
 	return fd < 0 ? -err : fd;
 }
 
+/* What the child does and what it leaves: written by the child alone, read by us
+ * once it is reaped. */
+typedef struct {
+	long nr;
+	long arg[6];
+	long ret;  /* the call's return: >= 0 or -errno */
+	long done; /* 1 once ret is written */
+} charge_job;
+
 #if defined(__x86_64__)
-#define CHARGE_STACK (64 * 1024)
-/* clone3 with CLONE_VM | CLONE_VFORK: the child runs fn(arg) on its own stack and
- * exits with its result; we resume once it has. A fork of the daemon instead copies
+#define CHARGE_STACK (16 * 1024) /* nothing is pushed; room for a signal frame */
+/* clone3 with CLONE_VM: the child makes job's call on its own stack, stores the
+ * result in job and exits; we go on at once. A fork of the daemon instead copies
  * the page tables of all its locked memory (thread stacks included) and leaves the
  * kill path's threads to take copy-on-write faults until the child exits: 12-76 ms
  * a call against 0.07-0.35 ms this way, for a process with 16-256 MiB locked and 20
  * threads (measured with a stand-alone copy of this function on a 2-core host at
- * load 13). The child shares our memory and this thread's TLS (errno): fn makes
- * system calls only. glibc has no clone3 wrapper that takes a stack; the child
- * must not return into C code that expects the old stack, hence the instructions
- * below. */
-static long clone3_vm(struct clone_args *a, fs_charged_fn fn, void *arg)
+ * load 13). The child runs beside this thread with its TLS (errno): it is the
+ * instructions below only, no C code, no libc. glibc has no clone3 wrapper that
+ * takes a stack. */
+static long clone3_vm(struct clone_args *a, charge_job *job)
 {
 	register long nr __asm__("rax") = SYS_clone3;
 	register struct clone_args *args __asm__("rdi") = a;
 	register long size __asm__("rsi") = sizeof *a;
-	register fs_charged_fn f __asm__("r12") = fn;
-	register void *x __asm__("r13") = arg;
+	register charge_job *j __asm__("r12") = job;
 	__asm__ volatile("syscall\n\t"
 			 "test %%rax, %%rax\n\t"
 			 "jnz 1f\n\t"
-			 "xor %%ebp, %%ebp\n\t" /* the child, on the new stack */
-			 "mov %%r13, %%rdi\n\t"
-			 "call *%%r12\n\t"
-			 "movzbl %%al, %%edi\n\t"
+			 /* the child, on the new stack: job's call, its result, exit(0) */
+			 "mov %c[a0](%%r12), %%rdi\n\t"
+			 "mov %c[a1](%%r12), %%rsi\n\t"
+			 "mov %c[a2](%%r12), %%rdx\n\t"
+			 "mov %c[a3](%%r12), %%r10\n\t"
+			 "mov %c[a4](%%r12), %%r8\n\t"
+			 "mov %c[a5](%%r12), %%r9\n\t"
+			 "mov %c[nr](%%r12), %%rax\n\t"
+			 "syscall\n\t"
+			 "mov %%rax, %c[ret](%%r12)\n\t"
+			 "movq $1, %c[done](%%r12)\n\t"
+			 "xor %%edi, %%edi\n\t"
 			 "mov %[exit], %%eax\n\t"
 			 "syscall\n\t"
 			 "hlt\n\t"
 			 "1:\n\t"
 			 : "+r"(nr)
-			 : "r"(args), "r"(size), "r"(f), "r"(x), [exit] "i"(SYS_exit)
+			 : "r"(args), "r"(size), "r"(j), [exit] "i"(SYS_exit),
+			   [nr] "i"(offsetof(charge_job, nr)), [a0] "i"(offsetof(charge_job, arg[0])),
+			   [a1] "i"(offsetof(charge_job, arg[1])), [a2] "i"(offsetof(charge_job, arg[2])),
+			   [a3] "i"(offsetof(charge_job, arg[3])), [a4] "i"(offsetof(charge_job, arg[4])),
+			   [a5] "i"(offsetof(charge_job, arg[5])), [ret] "i"(offsetof(charge_job, ret)),
+			   [done] "i"(offsetof(charge_job, done))
 			 : "rcx", "r11", "rdx", "r8", "r9", "r10", "memory", "cc");
 	return nr;
 }
 #endif
 
-/* One child in cgroup cg running fn: 0 or errno; *placed false when the cgroup
- * takes no process (threaded: EOPNOTSUPP; internal-process rule: EBUSY). */
-static int run_in(int cg, fs_charged_fn fn, void *arg, bool *placed)
+/* One line per 10 s at most: a tenant can freeze its cgroup under every call. */
+static void warn_timed_out(int timeout_ms, bool killed)
+{
+	static GMutex lock;
+	static gint64 last;
+	gint64 now = g_get_monotonic_time();
+	g_mutex_lock(&lock);
+	bool quiet = last && now - last < 10 * G_USEC_PER_SEC;
+	if (!quiet)
+		last = now;
+	g_mutex_unlock(&lock);
+	if (!quiet)
+		g_warning("a caller's setxattr/mkdir did not finish in its cgroup within %d ms (a frozen "
+			  "cgroup?): its child %s, the caller is told to try again (EBUSY, EAGAIN)",
+			  timeout_ms, killed ? "was killed" : "could not be killed");
+}
+
+/* Has the child behind pidfd exited? Reaps it if so (si filled). */
+static bool reaped(int pidfd, siginfo_t *si, int *err)
+{
+	memset(si, 0, sizeof *si);
+	int r;
+	do
+		r = waitid((idtype_t)P_PIDFD, (id_t)pidfd, si, WEXITED | WNOHANG | __WALL);
+	while (r < 0 && errno == EINTR);
+	*err = r < 0 ? errno : 0;
+	return r < 0 || si->si_pid != 0;
+}
+
+/* Waits for the child behind pidfd at most timeout_ms, then SIGKILLs it; reaps it
+ * either way (a frozen task dies on SIGKILL at once; one inside an uninterruptible
+ * call finishes it first, as it would have on our own thread). Readiness of the
+ * pidfd is only a hint: the child counts as gone once waitid has reaped it. 0 or
+ * errno of the wait; *killed whether we killed it. */
+static int reap(int pidfd, int timeout_ms, siginfo_t *si, bool *killed)
+{
+	gint64 end = g_get_monotonic_time() + (gint64)timeout_ms * 1000;
+	int err;
+	*killed = false;
+	for (;;) {
+		if (reaped(pidfd, si, &err))
+			return err;
+		gint64 left = end - g_get_monotonic_time();
+		if (left <= 0)
+			break;
+		struct pollfd p = { .fd = pidfd, .events = POLLIN };
+		if (poll(&p, 1, (int)MIN((left + 999) / 1000, 100)) < 0 && errno != EINTR)
+			break;
+	}
+	*killed = pidfd_send_signal(pidfd, SIGKILL, NULL, 0) == 0;
+	warn_timed_out(timeout_ms, *killed);
+	memset(si, 0, sizeof *si);
+	int r;
+	do
+		r = waitid((idtype_t)P_PIDFD, (id_t)pidfd, si, WEXITED | __WALL);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? errno : 0;
+}
+
+int fs_charge_run(int cg, const fs_charged_syscall *sc, int timeout_ms, bool *placed)
 {
 	int pidfd = -1;
+	charge_job job = { .nr = sc->nr };
+	memcpy(job.arg, sc->arg, sizeof job.arg);
 	struct clone_args a = {
-		.flags = CLONE_INTO_CGROUP | CLONE_PIDFD,
+		.flags = CLONE_PIDFD | (cg >= 0 ? CLONE_INTO_CGROUP : 0),
 		.pidfd = (uint64_t)(uintptr_t)&pidfd,
 		.exit_signal = 0,
-		.cgroup = (uint64_t)cg,
+		.cgroup = cg >= 0 ? (uint64_t)cg : 0,
 	};
 	*placed = true;
 #if defined(__x86_64__)
 	void *stack = g_malloc(CHARGE_STACK); /* 16-byte aligned: the top too */
-	a.flags |= CLONE_VM | CLONE_VFORK;
+	a.flags |= CLONE_VM;
 	a.stack = (uint64_t)(uintptr_t)stack;
 	a.stack_size = CHARGE_STACK;
-	long pid = clone3_vm(&a, fn, arg);
+	long pid = clone3_vm(&a, &job);
 	if (pid < 0) {
 		errno = (int)-pid;
 		pid = -1;
 	}
-	g_free(stack); /* the child has exited (CLONE_VFORK) or never ran */
 #else
 	long pid = syscall(SYS_clone3, &a, sizeof a);
-	if (pid == 0)
-		_exit(fn(arg) & 0xff); /* a fork: system calls only from here on */
+	if (pid == 0) { /* a fork: its own errno; system calls only from here on */
+		long r = syscall(sc->nr, sc->arg[0], sc->arg[1], sc->arg[2], sc->arg[3], sc->arg[4],
+				 sc->arg[5]);
+		_exit(r < 0 ? errno & 0xff : 0);
+	}
 #endif
 	if (pid < 0) {
 		int err = errno;
+#if defined(__x86_64__)
+		g_free(stack);
+#endif
 		*placed = !(err == EOPNOTSUPP || err == EBUSY);
 		return err;
 	}
 	siginfo_t si;
-	memset(&si, 0, sizeof si);
-	int r;
-	do
-		r = waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED | __WALL);
-	while (r < 0 && errno == EINTR);
+	bool killed;
+	int werr = reap(pidfd, timeout_ms, &si, &killed);
 	close(pidfd);
-	if (r < 0)
-		return errno;
-	if (si.si_code == CLD_EXITED)
+#if defined(__x86_64__)
+	if (werr && werr != ECHILD) /* not reaped (never seen): it may still use the stack */
+		g_warning("charged call: cannot reap its child: %s", g_strerror(werr));
+	else
+		g_free(stack); /* the child is gone */
+	if (__atomic_load_n(&job.done, __ATOMIC_ACQUIRE))
+		return job.ret < 0 ? (int)-job.ret : 0;
+#else
+	if (!werr && si.si_code == CLD_EXITED)
 		return si.si_status;
+#endif
+	if (werr)
+		return werr;
+	if (killed)
+		return EAGAIN; /* ours: the time-out (charge.h) */
 	return si.si_status == SIGKILL ? ENOMEM : EINTR;
 }
 
@@ -160,16 +255,53 @@ static bool on_cgroup2(od_shadowfs *fs)
 	return !r || fstatfs(r->fd, &sf) != 0 || sf.f_type == CGROUP2_SUPER_MAGIC;
 }
 
-int fs_charged_call(od_shadowfs *fs, const fs_caller *c, fs_charged_fn fn, void *arg)
+/* Charged calls in flight of non-root callers: per uid and together (charge.h). */
+static GMutex gate_lock;
+static GHashTable *gate_by_uid; /* uid -> count */
+static unsigned gate_nonroot;
+
+static bool gate_enter(uid_t uid, unsigned max_nonroot)
 {
-	if (!on_cgroup2(fs))
-		return fn(arg);
+	g_mutex_lock(&gate_lock);
+	if (!gate_by_uid)
+		gate_by_uid = g_hash_table_new(g_direct_hash, g_direct_equal);
+	unsigned n = GPOINTER_TO_UINT(g_hash_table_lookup(gate_by_uid, GUINT_TO_POINTER(uid)));
+	bool ok = n < FS_CHARGE_PER_UID && gate_nonroot < max_nonroot;
+	if (ok) {
+		g_hash_table_insert(gate_by_uid, GUINT_TO_POINTER(uid), GUINT_TO_POINTER(n + 1));
+		gate_nonroot++;
+	}
+	g_mutex_unlock(&gate_lock);
+	return ok;
+}
+
+static void gate_leave(uid_t uid)
+{
+	g_mutex_lock(&gate_lock);
+	unsigned n = GPOINTER_TO_UINT(g_hash_table_lookup(gate_by_uid, GUINT_TO_POINTER(uid)));
+	if (n > 1)
+		g_hash_table_insert(gate_by_uid, GUINT_TO_POINTER(uid), GUINT_TO_POINTER(n - 1));
+	else
+		g_hash_table_remove(gate_by_uid, GUINT_TO_POINTER(uid));
+	gate_nonroot--;
+	g_mutex_unlock(&gate_lock);
+}
+
+/* The call on this thread (a tree with no cgroup to charge): 0 or errno. */
+static int run_here(const fs_charged_syscall *sc)
+{
+	long r = syscall(sc->nr, sc->arg[0], sc->arg[1], sc->arg[2], sc->arg[3], sc->arg[4], sc->arg[5]);
+	return r < 0 ? errno : 0;
+}
+
+static int charged_in(od_shadowfs *fs, const fs_caller *c, const fs_charged_syscall *sc)
+{
 	int cg = caller_cgroup(fs, c);
 	if (cg < 0)
 		return -cg;
 	for (int depth = 0; depth < 256; depth++) {
 		bool placed;
-		int err = run_in(cg, fn, arg, &placed);
+		int err = fs_charge_run(cg, sc, FS_CHARGE_TIMEOUT_MS, &placed);
 		if (placed) {
 			close(cg);
 			return err;
@@ -182,4 +314,20 @@ int fs_charged_call(od_shadowfs *fs, const fs_caller *c, fs_charged_fn fn, void 
 	}
 	close(cg);
 	return EBUSY;
+}
+
+int fs_charged_call(od_shadowfs *fs, const fs_caller *c, const fs_charged_syscall *sc, int busy)
+{
+	int err;
+	if (!on_cgroup2(fs))
+		err = run_here(sc);
+	else if (c->known && c->init_userns && c->fsuid == 0) /* root of our user namespace */
+		err = charged_in(fs, c, sc);
+	else if (!gate_enter(c->fsuid, MAX(1u, fs->opts.max_threads / 2)))
+		err = EAGAIN; /* a container's root is bounded too */
+	else {
+		err = charged_in(fs, c, sc);
+		gate_leave(c->fsuid);
+	}
+	return fs_reply_errno(err == EAGAIN ? busy : err);
 }

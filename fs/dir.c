@@ -2,7 +2,7 @@
  * directory afresh (no stale entries when cgroups come and go), fills d_type
  * (cgroup-tools' walkers rely on it) and appends the synthetic names of a
  * memory cgroup. Later offsets index into that snapshot, so one `ls` sees one
- * consistent listing.
+ * consistent listing. READDIRPLUS gives each name's attributes with it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -137,10 +137,27 @@ static int refresh(fs_dir *d)
 	return 0;
 }
 
-void fs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+/* The entry of e for READDIRPLUS: looked up (one kernel reference, which the kernel
+ * takes with the entry) unless it is "." or ".." (the kernel skips those) or gone since
+ * the snapshot; ino 0 tells the kernel "no attributes" (fuse_direntplus_link). */
+static void plus_entry(fuse_req_t req, fs_node *dir, const fs_dirent *de,
+		       struct fuse_entry_param *e)
 {
-	(void)ino;
+	bool dots = de->name[0] == '.' &&
+		    (de->name[1] == '\0' || (de->name[1] == '.' && de->name[2] == '\0'));
+	if (dots || !dir || fs_do_lookup(fs_of(req), dir, de->name, fuse_req_ctx(req)->uid, e)) {
+		memset(e, 0, sizeof *e);
+		e->attr.st_ino = de->ino;
+		e->attr.st_mode = (mode_t)de->type << 12;
+	}
+}
+
+static void list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi,
+		 bool plus)
+{
 	fs_dir *d = (fs_dir *)(uintptr_t)fi->fh;
+	od_shadowfs *fs = fs_of(req);
+	fs_node *dir = plus ? fs_inodes_get(fs->inodes, ino) : NULL;
 	g_mutex_lock(&d->lock);
 	if (off == 0 || !d->ents) {
 		int err = refresh(d);
@@ -159,8 +176,18 @@ void fs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struc
 	size_t used = 0;
 	for (guint i = off < 0 ? 0 : (guint)off; i < d->ents->len; i++) {
 		const fs_dirent *e = &g_array_index(d->ents, fs_dirent, i);
-		struct stat st = { .st_ino = e->ino, .st_mode = (mode_t)e->type << 12 };
-		size_t need = fuse_add_direntry(req, buf + used, size - used, e->name, &st, (off_t)i + 1);
+		size_t need;
+		if (plus) {
+			struct fuse_entry_param pe;
+			plus_entry(req, dir, e, &pe);
+			need = fuse_add_direntry_plus(req, buf + used, size - used, e->name, &pe,
+						      (off_t)i + 1);
+			if (need > size - used && pe.ino)
+				fs_inodes_forget(fs->inodes, pe.ino, 1); /* not sent: not the kernel's */
+		} else {
+			struct stat st = { .st_ino = e->ino, .st_mode = (mode_t)e->type << 12 };
+			need = fuse_add_direntry(req, buf + used, size - used, e->name, &st, (off_t)i + 1);
+		}
 		if (need > size - used)
 			break;
 		used += need;
@@ -168,6 +195,22 @@ void fs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struc
 	g_mutex_unlock(&d->lock);
 	fuse_reply_buf(req, buf, used);
 	g_free(buf);
+}
+
+void fs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	list(req, ino, size, off, fi, false);
+}
+
+/* Names with their attributes in one reply: `ls -l` of N cgroups costs the kernel one
+ * READDIRPLUS per buffer instead of a LOOKUP per name (issue 23). The kernel keeps what it
+ * got for opts.cache_s. A lost reply leaves references the kernel never took: libfuse 3.14
+ * does not say, and such a node stays until the connection ends (as for a lost LOOKUP
+ * reply that fuse_reply_entry could not report). */
+void fs_op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	list(req, ino, size, off, fi, true);
 }
 
 void fs_op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

@@ -59,6 +59,20 @@ static inline bool ec_principal_is_root(uint64_t principal)
 	return principal == 0;
 }
 
+/* Counts one registration (of cgroup id, process tgid, principal, root, stranger) into n,
+ * as seen by one who asks for a listener of cgroup a_id from process a_tgid as a_principal.
+ * Live listeners and carried ones not re-taken yet alike. */
+static inline void ec_count_one(ec_counts *n, uint64_t a_id, int a_tgid, uint64_t a_principal, uint64_t id,
+				int tgid, uint64_t principal, bool root, bool stranger)
+{
+	n->total++;
+	n->not_root += !root;
+	n->cg_strangers += id == a_id && stranger;
+	n->cg_mine += id == a_id && principal == a_principal;
+	n->process += tgid == a_tgid;
+	n->principal += principal == a_principal;
+}
+
 /* NULL when one more fits, else which bound it hits (for the log line). */
 const char *ec_bounds_refusal(const ec_counts *n, bool root, bool owner);
 

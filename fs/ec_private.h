@@ -5,11 +5,13 @@
 #ifndef OOMD_FS_EC_PRIVATE_H
 #define OOMD_FS_EC_PRIVATE_H
 
+#include "ec_bounds.h"
 #include "fdguard.h"
 #include "fs_private.h"
 #include "oomd/v1events.h"
 
 typedef struct ec_levels ec_levels;
+typedef struct ec_pending ec_pending;
 
 /* What a listener listens to: the control file it registered with. */
 typedef enum {
@@ -26,6 +28,7 @@ typedef struct {
 	uint64_t threshold;  /* EC_USAGE, EC_MEMSW: bytes (page-aligned) */
 	od_vmp_level level;  /* EC_PRESSURE */
 	od_vmp_mode mode;
+	bool cg_root;        /* its cgroup is the hierarchy's root (v1's usage counted otherwise) */
 	uint64_t serial; /* unique: finds the listener again after the lock was let go */
 	pid_t tgid;
 	uid_t uid;      /* the registering request's (log lines) */
@@ -76,6 +79,11 @@ struct fs_evctl {
 	bool retaking;
 	GHashTable *owed_onset;   /* cgroup id set: an onset while retaking */
 	GHashTable *owed_removed; /* cgroup id set: removed while retaking */
+	GArray *pending;          /* ec_pending: records being re-taken, counted by the bounds */
+	/* how a carried cgroup id is opened (tests: a fixture has no kernfs handles); NULL:
+	 * fs_inodes_open_cgroup. >= 0, -1 (gone), -2 (unknown). */
+	int (*open_cgroup)(void *ud, uint64_t id);
+	void *open_cgroup_ud;
 	struct od_shadowfs *fs;
 	gint no_timer;     /* the notifier could not make its write timer: refuse listeners */
 };
@@ -97,6 +105,11 @@ void ec_push_job(fs_evctl *e, ec_job_kind kind, uint64_t id, GPtrArray *batch);
 uint64_t ec_proc_starttime(pid_t pid);
 /* Records l for a successor if the listeners are carried. Called with e->lock held. */
 void ec_carry_record(fs_evctl *e, ec_listener *l);
+/* Can this server serve a carried record (a kind, level and mode it knows)? Pure. */
+bool ec_carry_valid(const fs_carried_listener *r);
+/* Adds the records still being re-taken to n, as seen by the registration of a listener
+ * of cgroup id by process tgid and principal (ec_count_one). Called with e->lock held. */
+void ec_carry_count_pending_locked(fs_evctl *e, ec_counts *n, uint64_t id, pid_t tgid, uint64_t principal);
 /* Who registered a carried record, for the bounds (ec_bounds.h): the principal, root
  * and stranger flags the live registration computed, or, for a record without them
  * (an older server's), its uid, as a stranger unless root's. Pure. */

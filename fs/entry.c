@@ -1,7 +1,9 @@
 /* entry.c — name and attribute operations: lookup/forget, getattr/setattr,
  * mkdir/rmdir (real cgroups), unlink, rename, readlink, statfs. Everything is
- * relative to the parent's O_PATH descriptor; nothing is cached by the kernel
- * (timeouts 0) so cgroups that appear or vanish underneath show at once.
+ * relative to the parent's O_PATH descriptor. The kernel keeps the names and
+ * attributes of directories (cgroups) for opts.cache_s (FS_CACHE_S, fs_private.h: the
+ * bound, the invalidations that come sooner, and why never a file's); a name that does
+ * not exist is never kept (no negative entries), so a new cgroup shows at once.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -10,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "charge.h"
@@ -57,7 +60,7 @@ int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, uid_t uid,
 		 struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof *e);
-	e->attr_timeout = 0.0;
+	e->attr_timeout = 0.0; /* set once the object's type is known */
 	e->entry_timeout = 0.0;
 	/* The kernel resolves these itself (we do not offer NFS export); ".." from
 	 * the root would step outside the served tree. */
@@ -74,7 +77,7 @@ int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, uid_t uid,
 			return err;
 		e->ino = n->nodeid;
 		e->attr.st_ino = n->nodeid;
-		return 0;
+		return 0; /* a regular file: nothing kept */
 	}
 
 	int fd = openat(dir->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -98,6 +101,7 @@ int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, uid_t uid,
 	if (!n)
 		return err;
 	e->ino = n->nodeid;
+	e->attr_timeout = e->entry_timeout = fs_cache_of(fs->opts.cache_s, e->attr.st_mode);
 	kernel_facing_size(&e->attr);
 	return 0;
 }
@@ -157,7 +161,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	if (err)
 		fuse_reply_err(req, err);
 	else
-		fuse_reply_attr(req, &st, 0.0);
+		fuse_reply_attr(req, &st, fs_cache_of(fs_of(req)->opts.cache_s, st.st_mode));
 }
 
 static int set_times(const fs_node *n, int ffd, const struct stat *attr, int valid)
@@ -233,7 +237,7 @@ reply:
 	if (err)
 		fuse_reply_err(req, err);
 	else
-		fuse_reply_attr(req, &st, 0.0);
+		fuse_reply_attr(req, &st, fs_cache_of(fs_of(req)->opts.cache_s, st.st_mode));
 }
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
@@ -286,18 +290,6 @@ static void give_to_caller(int fd, const char *name, uid_t uid, gid_t gid)
 	closedir(dp);
 }
 
-typedef struct {
-	int dirfd;
-	const char *name;
-	mode_t mode;
-} mkdir_args;
-
-static int mkdir_in_child(void *p)
-{
-	mkdir_args *a = p;
-	return mkdirat(a->dirfd, a->name, a->mode) < 0 ? errno : 0;
-}
-
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
 	od_shadowfs *fs = fs_of(req);
@@ -315,9 +307,9 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 		fs_v1_before_mkdir(req, dir->fd);
 	/* The new cgroup's kernel memory (its memcg, percpu statistics, kernfs nodes)
 	 * is charged to the caller's cgroup, not to ours (charge.h; issue 21, item 2). */
-	mkdir_args ma = { dir->fd, name, mode };
+	fs_charged_syscall mk = { SYS_mkdirat, { dir->fd, (long)name, (long)mode } };
 	g_autoptr(fs_caller) who = fs_caller_new(req);
-	int merr = fs_charged_call(fs, who, mkdir_in_child, &ma);
+	int merr = fs_charged_call(fs, who, &mk, EAGAIN);
 	if (merr) {
 		fuse_reply_err(req, merr);
 		return;
@@ -327,7 +319,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	if (err) {
 		/* removed again already, or out of descriptors */
 		g_warning("mkdir %s: made it but cannot open it: %s", name, g_strerror(err));
-		fuse_reply_err(req, err);
+		fuse_reply_err(req, fs_reply_errno(err));
 		return;
 	}
 	fs_node *n = fs_inodes_get(fs->inodes, e.ino);
@@ -522,6 +514,7 @@ const struct fuse_lowlevel_ops fs_ops = {
 	.fsync = fs_op_fsync,
 	.opendir = fs_op_opendir,
 	.readdir = fs_op_readdir,
+	.readdirplus = fs_op_readdirplus,
 	.releasedir = fs_op_releasedir,
 	.statfs = op_statfs,
 	.setxattr = fs_op_setxattr,

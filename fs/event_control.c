@@ -244,15 +244,12 @@ static ec_asker asker_of(const fs_synth_ctx *c, const fs_caller *who, uid_t uid)
 /* NULL when one more listener of a fits; called with the lock held. */
 static const char *refusal_locked(fs_evctl *e, const ec_asker *a)
 {
-	ec_counts n = { .total = e->all->len };
+	ec_counts n = { 0 };
 	for (guint i = 0; i < e->all->len; i++) {
 		ec_listener *o = g_ptr_array_index(e->all, i);
-		n.not_root += !o->root;
-		n.cg_strangers += o->id == a->id && o->stranger;
-		n.cg_mine += o->id == a->id && o->principal == a->principal;
-		n.process += o->tgid == a->tgid;
-		n.principal += o->principal == a->principal;
+		ec_count_one(&n, a->id, a->tgid, a->principal, o->id, o->tgid, o->principal, o->root, o->stranger);
 	}
+	ec_carry_count_pending_locked(e, &n, a->id, a->tgid, a->principal);
 	return ec_bounds_refusal(&n, a->root, a->owner);
 }
 
@@ -384,6 +381,7 @@ int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_f
 	l->principal = who_asks.principal;
 	l->root = who_asks.root;
 	l->stranger = !who_asks.root && !who_asks.owner;
+	l->cg_root = c->is_root;
 
 	g_mutex_lock(&e->lock);
 	const char *why = refusal_locked(e, &who_asks);
@@ -396,16 +394,14 @@ int fs_event_control_register(const fs_synth_ctx *c, int event_fd, int control_f
 	l->serial = ++e->next_serial;
 	g_ptr_array_add(e->all, l);
 	if (kind != EC_OOM) {
-		/* not carried to a successor (docs/DESIGN.md): its records are OOM listeners' */
 		int err = ec_levels_add_locked(e, l, c->dirfd, c->is_root, usage);
 		if (err) {
 			g_ptr_array_remove_fast(e->all, l);
 			g_mutex_unlock(&e->lock);
 			return err;
 		}
-	} else {
-		ec_carry_record(e, l);
 	}
+	ec_carry_record(e, l); /* every kind outlives the server (ec_carry.c) */
 	/* v1 signals at once when registered while the cgroup is under OOM */
 	if (under_oom && kind == EC_OOM) {
 		GPtrArray *one = g_ptr_array_new_with_free_func(ec_listener_unref);

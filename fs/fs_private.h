@@ -5,6 +5,7 @@
 #ifndef OOMD_FS_PRIVATE_H
 #define OOMD_FS_PRIVATE_H
 
+#include <errno.h>
 #include <fuse_lowlevel.h>
 #include <glib.h>
 #include <stdbool.h>
@@ -109,8 +110,10 @@ size_t fs_evctl_count(fs_evctl *e, uint64_t id);
  * caller's to make long): each eventfd from the process that holds it (checked by pid,
  * start time and eventfd-id; else any process of the registering uid holding that
  * eventfd-id); a listener of a cgroup removed meanwhile is signalled once (the rmdir)
- * and dropped, one whose eventfd is gone is dropped, one whose cgroup had an onset
- * while it was being re-taken gets that signal. Returns the records found. */
+ * and dropped, one whose eventfd is gone is dropped, an OOM listener whose cgroup had an
+ * onset while it was being re-taken gets that signal; thresholds and pressure levels join
+ * the levels thread, a threshold with the usage at its re-take as its baseline. The
+ * records not re-taken yet count in the bounds. Returns the records found. */
 struct od_shadowfs;
 unsigned fs_evctl_carry(fs_evctl *e, struct od_shadowfs *fs, fs_carry *c, bool takeover);
 
@@ -275,6 +278,15 @@ void fs_sweeper_free(fs_sweeper *w);
 void fs_inodes_files(fs_inodes *t, GArray *parents, GPtrArray *names);
 void fs_inodes_set_sweeper(fs_inodes *t, fs_sweeper *w);
 void fs_inodes_forget(fs_inodes *t, fuse_ino_t id, uint64_t n);
+/* The node id of the cgroup directory with kernfs id id (the served root: FUSE_ROOT_ID)
+ * if the kernel knows it, else 0; and the real tree's device. */
+uint64_t fs_inodes_find_dir(fs_inodes *t, uint64_t id);
+dev_t fs_inodes_dev(fs_inodes *t);
+/* The invalidator (inval.c): one thread sending the notifications od_shadowfs_real_changed
+ * queues. NULL (logged) if it cannot start: the time-out is then the only bound. */
+typedef struct fs_inval fs_inval;
+fs_inval *fs_inval_new(od_shadowfs *fs);
+void fs_inval_free(fs_inval *v);
 /* The node id of synthetic file s of the directory (dev, ino) if the kernel
  * knows it (someone has it open or looked up), else 0. */
 uint64_t fs_inodes_find_synth(fs_inodes *t, dev_t dev, ino_t ino, const fs_synth *s);
@@ -373,6 +385,7 @@ struct od_shadowfs {
 	struct fs_survival *surv;
 	struct fs_carry *carry; /* what the next server inherits; NULL without a state memfd */
 	fs_sweeper *sweeper;    /* unused entries dropped (sweep.c) */
+	struct fs_inval *inval; /* the kernel's copy dropped on real-tree changes (inval.c) */
 	uint64_t next_serial;   /* of file handles (handles.c) */
 	uint16_t generation;    /* this server's, in every fh */
 	bool took_over;      /* serving a connection a previous server initialised */
@@ -429,6 +442,10 @@ void fs_survival_free(od_shadowfs *fs);
  * Any thread; each call takes a short process-local lock and never blocks otherwise. */
 #define FS_CARRY_OFFSET 16384
 #define FS_CARRY_LISTENERS 4096 /* FS_EC_MAX_TOTAL: every listener can be carried */
+/* Slots: [0, FS_CARRY_LISTENERS) OOM listeners (the table every server reads), then as
+ * many thresholds and pressure levels (a table of their own, appended: a server that knows
+ * only OOM listeners never takes one of them for an OOM listener). */
+#define FS_CARRY_SLOTS (2 * FS_CARRY_LISTENERS)
 typedef struct {
 	uint64_t cgroup;     /* kernfs id of its cgroup; 0: a free slot (published last) */
 	uint64_t eventfd_id; /* fdinfo's eventfd-id of its eventfd */
@@ -440,6 +457,13 @@ typedef struct {
 	bool who_known;
 	uint64_t principal;
 	bool root, stranger;
+	/* what it listens to: ec_kind (ec_private.h), 0 an OOM listener; a threshold's bytes,
+	 * a pressure listener's level and mode (od_vmp_level, od_vmp_mode); whether its
+	 * cgroup is the hierarchy's root (v1's usage of the root is counted otherwise) */
+	uint32_t kind;
+	uint64_t threshold;
+	uint32_t level, mode;
+	bool cg_root;
 } fs_carried_listener;
 /* The region of state_fd (grown if it is of an older layout; zeroed if it holds none). */
 fs_carry *fs_carry_map(int state_fd, GError **err);
@@ -453,7 +477,9 @@ void fs_carry_poll_del(fs_carry *c, uint64_t kh);
 /* Successor: wake every carried handle (wake returns whether the write went out), then
  * forget them; the count woken. */
 unsigned fs_carry_poll_wake(fs_carry *c, bool (*wake)(void *ud, uint64_t kh), void *ud);
-/* Listener records: a slot, or -1 when none is free. */
+/* Listener records: a slot (in the table of the record's kind), or -1 when none is free.
+ * get: false for a free slot; the kind, level and mode are as stored (the reader checks
+ * them: a newer server's kind may be unknown here). */
 int fs_carry_listener_put(fs_carry *c, const fs_carried_listener *l);
 void fs_carry_listener_holder(fs_carry *c, int slot, int32_t tgid, uint64_t starttime);
 void fs_carry_listener_clear(fs_carry *c, int slot);
@@ -467,6 +493,19 @@ static inline od_shadowfs *fs_of(fuse_req_t req)
 void fs_proc_path(char buf[64], int fd);
 void fs_ctx_init(fs_synth_ctx *c, od_shadowfs *fs, const fs_node *n, fuse_req_t req);
 
+/* err as a FUSE reply may carry it: never ENOSYS. The kernel takes a server's
+ * ENOSYS as "not implemented" and, for the xattr calls, remembers it for the
+ * mount's life (fc->no_setxattr, no_getxattr, no_listxattr, no_removexattr:
+ * fs/fuse/xattr.c), answering EOPNOTSUPP to every caller without asking us: one
+ * caller's call that met ENOSYS would take xattrs from everyone. A system call of
+ * ours meets ENOSYS only where a seccomp filter refuses it (Docker's profile so
+ * refuses clone3) or the kernel lacks it: EPERM, the errno such filters answer
+ * by default. */
+static inline int fs_reply_errno(int err)
+{
+	return err == ENOSYS ? EPERM : err;
+}
+
 /* Op entry points split across files. */
 void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi);
@@ -479,6 +518,8 @@ void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 		  struct fuse_file_info *fi);
 void fs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void fs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi);
+void fs_op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi);
 void fs_op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void fs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 		    size_t size, int flags);
@@ -486,8 +527,27 @@ void fs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t siz
 void fs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
 void fs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
 
+/* How long the kernel keeps a name (entry) and its attributes, in seconds: the bound
+ * on what a caller can see of the real tree that is no longer true (a removed cgroup,
+ * a mode or owner changed there). Changes made through the shadow update the kernel's
+ * copy at once (setattr, mkdir, rmdir answer with the new state); changes made in the
+ * real tree are invalidated sooner by the watcher's inotify (inval.c). File contents
+ * are never kept (direct_io). A name that does not exist is never kept either. */
+#define FS_CACHE_S 1.0
+/* ... for directories only. A regular file's attributes and name are never kept: its size
+ * must be reported afresh at every path walk. Since 6.5 a splice/sendfile read of a
+ * direct_io file goes through the page cache (filemap_splice_read); our short reply makes
+ * the kernel trim i_size to the content's length (fuse_short_read), and only a LOOKUP or
+ * GETATTR reply sets it back to FS_REG_SIZE. With the attributes kept, busybox cat
+ * (sendfile) of memory.low printed "10" of "1048576": the length of the previous content
+ * (r-cache on 6.12, 2026-12-05). */
+static inline double fs_cache_of(double cache_s, mode_t mode)
+{
+	return S_ISDIR(mode) ? cache_s : 0.0;
+}
+
 /* Look name up in dir for uid (whose share the node's descriptors take) and fill e
- * (timeouts 0). 0 or errno. */
+ * (time-outs FS_CACHE_S). 0 or errno. */
 int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, uid_t uid,
 		 struct fuse_entry_param *e);
 

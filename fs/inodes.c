@@ -413,6 +413,23 @@ uint64_t fs_inodes_find_synth(fs_inodes *t, dev_t dev, ino_t ino, const fs_synth
 	return id;
 }
 
+uint64_t fs_inodes_find_dir(fs_inodes *t, uint64_t id)
+{
+	if (id == t->root->ino)
+		return FUSE_ROOT_ID;
+	fs_key k = { t->root->dev, (ino_t)id, 0 };
+	g_mutex_lock(&t->lock);
+	fs_node *n = g_hash_table_lookup(t->by_key, &k);
+	uint64_t got = n && n->is_dir ? n->nodeid : 0;
+	g_mutex_unlock(&t->lock);
+	return got;
+}
+
+dev_t fs_inodes_dev(fs_inodes *t)
+{
+	return t->root->dev;
+}
+
 /* A node with no reference of ours: the kernel's count for the id stays with the
  * kernel, and its FORGET (sent with that count) drops the node as usual. */
 static fs_node *insert_revived(fs_inodes *t, fs_node *n, uint64_t id)

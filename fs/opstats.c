@@ -8,7 +8,7 @@
 enum {
 	OP_lookup, OP_forget, OP_forget_multi, OP_getattr, OP_setattr, OP_readlink, OP_mknod,
 	OP_symlink, OP_link, OP_mkdir, OP_unlink, OP_rmdir, OP_rename, OP_open, OP_read,
-	OP_write, OP_release, OP_fsync, OP_opendir, OP_readdir, OP_releasedir, OP_statfs,
+	OP_write, OP_release, OP_fsync, OP_opendir, OP_readdir, OP_readdirplus, OP_releasedir, OP_statfs,
 	OP_setxattr, OP_getxattr, OP_listxattr, OP_removexattr, OP_create, OP_poll, OP_N
 };
 
@@ -16,7 +16,7 @@ static const char *const op_names[OP_N] = {
 #define N(x) [OP_##x] = #x
 	N(lookup), N(forget), N(forget_multi), N(getattr), N(setattr), N(readlink), N(mknod),
 	N(symlink), N(link), N(mkdir), N(unlink), N(rmdir), N(rename), N(open), N(read),
-	N(write), N(release), N(fsync), N(opendir), N(readdir), N(releasedir), N(statfs),
+	N(write), N(release), N(fsync), N(opendir), N(readdir), N(readdirplus), N(releasedir), N(statfs),
 	N(setxattr), N(getxattr), N(listxattr), N(removexattr), N(create), N(poll),
 #undef N
 };
@@ -55,6 +55,7 @@ W(release, (fuse_req_t r, fuse_ino_t i, ffi *fi), (r, i, fi))
 W(fsync, (fuse_req_t r, fuse_ino_t i, int d, ffi *fi), (r, i, d, fi))
 W(opendir, (fuse_req_t r, fuse_ino_t i, ffi *fi), (r, i, fi))
 W(readdir, (fuse_req_t r, fuse_ino_t i, size_t s, off_t o, ffi *fi), (r, i, s, o, fi))
+W(readdirplus, (fuse_req_t r, fuse_ino_t i, size_t s, off_t o, ffi *fi), (r, i, s, o, fi))
 W(releasedir, (fuse_req_t r, fuse_ino_t i, ffi *fi), (r, i, fi))
 W(statfs, (fuse_req_t r, fuse_ino_t i), (r, i))
 W(setxattr, (fuse_req_t r, fuse_ino_t i, const char *n, const char *v, size_t s, int f),
@@ -77,7 +78,8 @@ const struct fuse_lowlevel_ops *fs_counted_ops(void)
 #define S(name) if (base.name) ops.name = w_##name
 		S(lookup); S(forget); S(forget_multi); S(getattr); S(setattr); S(readlink);
 		S(mknod); S(symlink); S(link); S(mkdir); S(unlink); S(rmdir); S(rename); S(open);
-		S(read); S(write); S(release); S(fsync); S(opendir); S(readdir); S(releasedir);
+		S(read); S(write); S(release); S(fsync); S(opendir); S(readdir); S(readdirplus);
+		S(releasedir);
 		S(statfs); S(setxattr); S(getxattr); S(listxattr); S(removexattr); S(create);
 		S(poll);
 #undef S

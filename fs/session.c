@@ -44,6 +44,7 @@ void od_shadowfs_opts_defaults(od_shadowfs_opts *o)
 	o->fuse_fd = -1;
 	o->state_fd = -1;
 	o->kept_outside = false;
+	o->cache_s = FS_CACHE_S;
 }
 
 /* The process umask without changing it (umask(2) cannot read without writing,
@@ -193,6 +194,7 @@ od_shadowfs *od_shadowfs_new(int root_fd, const char *mountpoint, od_controller 
 	else
 		g_warning("cannot stat the new mount %s: %s", mountpoint, g_strerror(errno));
 	fs->sweeper = fs_sweeper_new(fs); /* NULL (logged): entries wait for reclaim */
+	fs->inval = fs_inval_new(fs);     /* NULL (logged): the time-out is the bound */
 	return fs;
 
 fail:
@@ -319,6 +321,7 @@ void od_shadowfs_free(od_shadowfs *fs)
 	if (!fs)
 		return;
 	fs_sweeper_free(fs->sweeper); /* it writes to the session */
+	fs_inval_free(fs->inval);     /* so does it */
 	if (fs->se)
 		unmount(fs);
 	/* Handles the kernel never released (the loop ended with files open). */

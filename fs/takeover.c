@@ -27,7 +27,8 @@
  * - poll() callers waiting for a wake-up the dead server owed: every kernel poll
  *   handle (kh) of a file not yet released is carried in the memfd (carry.c); a
  *   successor wakes them all, and their next FUSE_POLL revives the file.
- * - OOM listeners: carried in the memfd and re-taken by the successor (ec_carry.c).
+ * - v1 listeners (OOM, thresholds, pressure levels): carried in the memfd and re-taken
+ *   by the successor (ec_carry.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -106,6 +107,11 @@ static void w_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, st
 {
 	WITH_HANDLE(true, fs_ops.readdir, req, ino, size, off, fi);
 }
+static void w_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			  struct fuse_file_info *fi)
+{
+	WITH_HANDLE(true, fs_ops.readdirplus, req, ino, size, off, fi);
+}
 /* A previous server's open never used since has nothing to release. */
 static void w_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
@@ -169,6 +175,7 @@ const struct fuse_lowlevel_ops *fs_survival_ops(void)
 		ops.read = w_read;
 		ops.write = w_write;
 		ops.readdir = w_readdir;
+		ops.readdirplus = w_readdirplus;
 		ops.release = w_release;
 		ops.releasedir = w_releasedir;
 		ops.poll = w_poll;

@@ -5,13 +5,20 @@
  * passes the daemon's own names (<namespace>.oomdelayfs.*, its state) in either
  * direction. O_PATH descriptors do not take xattr calls, hence the
  * /proc/self/fd path of the held descriptor. Synthetic files have none.
+ * Every error reply goes through reply_err: none is ENOSYS (fs_reply_errno).
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/xattr.h>
 
 #include "charge.h"
 #include "fs_private.h"
+
+static void reply_err(fuse_req_t req, int err)
+{
+	fuse_reply_err(req, fs_reply_errno(err));
+}
 
 /* The real node of ino and its attributes, or NULL with *err (0: a synthetic file). */
 static fs_node *real_node(fuse_req_t req, fuse_ino_t ino, struct stat *st, int *err)
@@ -51,21 +58,9 @@ static int checked(fuse_req_t req, fuse_ino_t ino, const char *name, int mask, i
 	return 0;
 }
 
-typedef struct {
-	const char *path, *name;
-	const void *value;
-	size_t size;
-	int flags;
-} set_args;
-
-static int set_in_child(void *p)
-{
-	set_args *a = p;
-	return setxattr(a->path, a->name, a->value, a->size, a->flags) < 0 ? errno : 0;
-}
-
 /* The value's memory (kernfs keeps it in kernel memory, accounted on 6.12) is
- * charged to the caller's cgroup, not to ours (charge.h; issue 21, item 2). */
+ * charged to the caller's cgroup, not to ours (charge.h; issue 21, item 2).
+ * "Not now" is EBUSY: the VFS would turn EAGAIN into EOPNOTSUPP (charge.h). */
 void fs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 		    size_t size, int flags)
 {
@@ -73,10 +68,11 @@ void fs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char
 	g_autoptr(fs_caller) c = NULL;
 	int err = checked(req, ino, name, W_OK, EPERM, path, &c);
 	if (!err) {
-		set_args a = { path, name, value, size, flags };
-		err = fs_charged_call(fs_of(req), c, set_in_child, &a);
+		fs_charged_syscall sx = { SYS_setxattr,
+					  { (long)path, (long)name, (long)value, (long)size, flags } };
+		err = fs_charged_call(fs_of(req), c, &sx, EBUSY);
 	}
-	fuse_reply_err(req, err);
+	reply_err(req, err);
 }
 
 void fs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
@@ -85,7 +81,7 @@ void fs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	int err = checked(req, ino, name, W_OK, ENODATA, path, NULL);
 	if (!err && removexattr(path, name) < 0)
 		err = errno;
-	fuse_reply_err(req, err);
+	reply_err(req, err);
 }
 
 /* Replies with buf[0..len) when size allows it, its length when size is 0. */
@@ -94,7 +90,7 @@ static void reply_sized(fuse_req_t req, size_t size, const char *buf, size_t len
 	if (size == 0)
 		fuse_reply_xattr(req, len);
 	else if (len > size)
-		fuse_reply_err(req, ERANGE);
+		reply_err(req, ERANGE);
 	else
 		fuse_reply_buf(req, buf, len);
 }
@@ -130,13 +126,13 @@ void fs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t siz
 	char path[64];
 	int err = checked(req, ino, name, R_OK, ENODATA, path, NULL);
 	if (err) {
-		fuse_reply_err(req, err);
+		reply_err(req, err);
 		return;
 	}
 	ssize_t len = 0;
 	g_autofree char *buf = get_all(path, name, &len, &err);
 	if (!buf)
-		fuse_reply_err(req, err);
+		reply_err(req, err);
 	else
 		reply_sized(req, size, buf, (size_t)len);
 }
@@ -148,7 +144,7 @@ void fs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	fs_node *n = real_node(req, ino, &st, &err);
 	if (!n) {
 		if (err)
-			fuse_reply_err(req, err);
+			reply_err(req, err);
 		else
 			reply_sized(req, size, NULL, 0);
 		return;
@@ -158,7 +154,7 @@ void fs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	ssize_t len = 0;
 	g_autofree char *all = get_all(path, NULL, &len, &err);
 	if (!all) {
-		fuse_reply_err(req, err);
+		reply_err(req, err);
 		return;
 	}
 	/* only the names the caller would see listed on the real tree */

@@ -8,8 +8,7 @@
 #include "oomd/kernel_io.h"
 
 /* The guard's descriptor (kept's, or opened for this use) and the oom and oom_kill
- * counts read through it (which also arms its poll: kernfs reports POLLPRI for notifications after
- * the last read). The descriptor, or -errno. Give it back with od_kio_guard_put. */
+ * counts read through it. The descriptor, or -errno. Give it back with od_kio_guard_put. */
 int od_kio_guard_fd(int dirfd, const od_kio_hold_files *kept, uint64_t *oom, uint64_t *oom_kill);
 /* The descriptor back (closed unless kept's). */
 void od_kio_guard_put(const od_kio_hold_files *kept, int fd);

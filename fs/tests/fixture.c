@@ -21,6 +21,7 @@ GThread *server;
 bool skipped;
 bool fx_no_default_permissions;
 bool fx_v1_layout;
+double fx_cache_s;
 
 void put(const char *rel, const char *content)
 {
@@ -97,6 +98,7 @@ void fx_setup(void)
 	ctl = od_controller_new(NULL);
 	od_shadowfs_opts o;
 	od_shadowfs_opts_defaults(&o);
+	o.cache_s = fx_cache_s; /* 0 unless a suite sets it: no watcher reports on the fixture */
 	o.max_threads = 4;
 	o.default_permissions = !fx_no_default_permissions;
 	o.v1_layout = fx_v1_layout;
@@ -171,6 +173,28 @@ uint64_t fx_drain(int efd)
 	if (read(efd, &v, sizeof v) != sizeof v)
 		return 0;
 	return v;
+}
+
+uint64_t fx_wait_signal(int efd, int ms)
+{
+	uint64_t total = 0;
+	int quiet = 0;
+	for (int i = 0; i < ms / 10 && quiet < 5; i++) {
+		uint64_t v = fx_drain(efd);
+		total += v;
+		quiet = v ? 0 : total ? quiet + 1 : 0;
+		g_usleep(10000);
+	}
+	return total;
+}
+
+void fx_rewrite(const char *rel, const char *content)
+{
+	g_autofree char *p = g_build_filename(fixture, rel, NULL);
+	int fd = open(p, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, content, strlen(content)), (ssize_t)strlen(content));
+	close(fd);
 }
 
 uint64_t real_ino(const char *rel)

@@ -4,7 +4,8 @@
  * fx_setup()/fx_teardown() are a suite's .init/.fini (a private mount namespace
  * each); set fx_no_default_permissions in an .init of your own before
  * fx_setup() to mount without default_permissions (the daemon's checks alone),
- * or set fx_v1_layout there to serve the v1 layout. */
+ * or set fx_v1_layout there to serve the v1 layout, or fx_cache_s to let the kernel
+ * keep names and attributes. */
 #ifndef OOMD_FS_TESTS_FIXTURE_H
 #define OOMD_FS_TESTS_FIXTURE_H
 
@@ -23,6 +24,8 @@ extern GThread *server;
 extern bool skipped;
 extern bool fx_no_default_permissions;
 extern bool fx_v1_layout;
+/* the kernel's entry and attribute time-out (opts.cache_s); 0 unless an .init sets it */
+extern double fx_cache_s;
 
 void fx_setup(void);
 void fx_teardown(void);
@@ -39,6 +42,11 @@ int poke(const char *rel, const char *s);
 int fx_register(const char *cg, int efd, int cfd, const char *args);
 /* one non-blocking read of an eventfd: its counter, 0 when nothing came */
 uint64_t fx_drain(int efd);
+/* the signals heard on efd within ms: from the first one on, until 50 ms pass without
+ * another (the notifier writes a batch one eventfd write at a time) */
+uint64_t fx_wait_signal(int efd, int ms);
+/* writes a fixture file in place (put() replaces it: a watch on the old inode would not see it) */
+void fx_rewrite(const char *rel, const char *content);
 /* st_ino of rel in the fixture: the id the controller knows the cgroup by */
 uint64_t real_ino(const char *rel);
 /* open(2) of rel through the mount, asserted to succeed */

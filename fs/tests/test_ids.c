@@ -2,8 +2,10 @@
  * one server writes, the next reads back; what no server of ours makes is refused. */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ec_bounds.h"
@@ -261,4 +263,174 @@ Test(carry, a_carried_listener_counts_for_the_principal_it_registered_as)
 	old.uid = 0;
 	ec_carry_who(&old, &p, &root, &stranger);
 	cr_assert(p == 0 && root && !stranger);
+}
+
+/* Every kind round-trips: an OOM listener in the table every server reads, a threshold
+ * (usage, memsw) and a pressure listener in their own, with what they listen to. */
+Test(carry, every_kind_round_trips)
+{
+	int fd = memfd();
+	fs_carry *c = fs_carry_map(fd, NULL);
+	cr_assert_not_null(c);
+	fs_carried_listener in[4] = {
+		{ .cgroup = 70, .eventfd_id = 1, .starttime = 11, .tgid = 40, .uid = 1000, .who_known = true,
+		  .principal = 1000, .stranger = true },
+		{ .cgroup = 71, .eventfd_id = 2, .starttime = 12, .tgid = 41, .uid = 1000, .who_known = true,
+		  .principal = 1000, .kind = EC_USAGE, .threshold = 16u << 20 },
+		{ .cgroup = 72, .eventfd_id = 3, .starttime = 13, .tgid = 42, .uid = 0, .who_known = true,
+		  .principal = 0, .root = true, .kind = EC_MEMSW, .threshold = UINT64_MAX, .cg_root = true },
+		{ .cgroup = 73, .eventfd_id = 4, .starttime = 14, .tgid = 43, .uid = 1001, .who_known = true,
+		  .principal = (UINT64_C(1) << 32) | 4026532001u, .stranger = true, .kind = EC_PRESSURE,
+		  .level = OD_VMP_MEDIUM, .mode = OD_VMP_LOCAL },
+	};
+	int slot[4];
+	for (int i = 0; i < 4; i++)
+		slot[i] = fs_carry_listener_put(c, &in[i]);
+	cr_assert(slot[0] >= 0 && slot[0] < FS_CARRY_LISTENERS, "an OOM listener where every server reads");
+	for (int i = 1; i < 4; i++)
+		cr_assert(slot[i] >= FS_CARRY_LISTENERS && slot[i] < FS_CARRY_SLOTS, "kind %u in its own table",
+			  in[i].kind);
+	fs_carry_listener_holder(c, slot[3], 44, 15); /* a forked handler holds it now */
+	in[3].tgid = 44;
+	in[3].starttime = 15;
+	fs_carry_free(c); /* the server dies */
+
+	c = fs_carry_map(fd, NULL);
+	cr_assert_not_null(c);
+	for (int i = 0; i < 4; i++) {
+		fs_carried_listener r;
+		cr_assert(fs_carry_listener_get(c, slot[i], &r), "record %d", i);
+		cr_assert(r.cgroup == in[i].cgroup && r.eventfd_id == in[i].eventfd_id &&
+			  r.starttime == in[i].starttime && r.tgid == in[i].tgid && r.uid == in[i].uid, "record %d", i);
+		cr_assert(r.who_known && r.principal == in[i].principal && r.root == in[i].root &&
+			  r.stranger == in[i].stranger, "record %d: who", i);
+		cr_assert(r.kind == in[i].kind && r.threshold == in[i].threshold && r.level == in[i].level &&
+			  r.mode == in[i].mode && r.cg_root == in[i].cg_root, "record %d: what it listens to", i);
+		cr_assert(ec_carry_valid(&r));
+	}
+	fs_carry_listener_clear(c, slot[2]);
+	fs_carried_listener r;
+	cr_assert_not(fs_carry_listener_get(c, slot[2], &r));
+	cr_assert_eq(fs_carry_listener_put(c, &in[2]), slot[2], "a freed slot of its table is used again");
+	cr_assert_not(fs_carry_listener_get(c, FS_CARRY_SLOTS, &r));
+	/* a kind, level or mode no server of this one knows is not served */
+	fs_carried_listener odd = in[3];
+	odd.level = OD_VMP_NLEVELS;
+	cr_assert_not(ec_carry_valid(&odd));
+	odd = in[3];
+	odd.kind = EC_PRESSURE + 1;
+	cr_assert_not(ec_carry_valid(&odd));
+	fs_carry_free(c);
+	close(fd);
+}
+
+/* The carried area as the server before thresholds and pressure levels were carried wrote
+ * it (stop 25, commit e428b5e): frozen here, never to follow carry.c. */
+typedef struct {
+	uint64_t cgroup, eventfd_id, starttime;
+	int32_t tgid;
+	uint32_t uid;
+} old_rec;
+typedef struct {
+	uint64_t eventfd_id, principal;
+	uint32_t flags, pad;
+} old_who;
+typedef struct {
+	uint64_t magic;
+	uint32_t version, names;
+	uint64_t poll_lo, poll_hi;
+	char name[4095][48];
+	uint64_t poll[16384];
+	old_rec listener[4096];
+	old_who who[4096];
+} old_area;
+
+Test(carry, an_older_servers_memfd_reads_as_it_wrote_it)
+{
+	int fd = memfd_create("old", MFD_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	size_t old_size = FS_CARRY_OFFSET + sizeof(old_area);
+	cr_assert_eq(ftruncate(fd, (off_t)old_size), 0);
+	old_area *o = mmap(NULL, sizeof *o, PROT_READ | PROT_WRITE, MAP_SHARED, fd, FS_CARRY_OFFSET);
+	cr_assert_neq(o, MAP_FAILED);
+	o->magic = UINT64_C(0x6f6f6d6463617279);
+	o->version = 1;
+	o->names = 1;
+	strcpy(o->name[0], "memory.current");
+	o->listener[5] = (old_rec){ .cgroup = 90, .eventfd_id = 7, .starttime = 99, .tgid = 50, .uid = 1000 };
+	o->who[5] = (old_who){ .eventfd_id = 7, .principal = 1000, .flags = 1 | 4 }; /* recorded, stranger */
+	o->listener[6] = (old_rec){ .cgroup = 91, .eventfd_id = 8, .tgid = 51, .uid = 0 }; /* no who */
+	munmap(o, sizeof *o);
+
+	fs_carry *c = fs_carry_map(fd, NULL);
+	cr_assert_not_null(c);
+	struct stat st;
+	cr_assert_eq(fstat(fd, &st), 0);
+	cr_assert_gt((size_t)st.st_size, old_size, "the memfd grew for the new table");
+	cr_assert_str_eq(fs_carry_name(c, 0), "memory.current");
+	fs_carried_listener r;
+	cr_assert(fs_carry_listener_get(c, 5, &r));
+	cr_assert(r.cgroup == 90 && r.eventfd_id == 7 && r.starttime == 99 && r.tgid == 50 && r.uid == 1000);
+	cr_assert(r.who_known && r.principal == 1000 && r.stranger && !r.root);
+	cr_assert(r.kind == EC_OOM && ec_carry_valid(&r), "an older server's record is an OOM listener");
+	cr_assert(fs_carry_listener_get(c, 6, &r));
+	cr_assert(r.cgroup == 91 && !r.who_known && r.kind == EC_OOM);
+	unsigned n = 0;
+	for (int s = 0; s < FS_CARRY_SLOTS; s++)
+		n += fs_carry_listener_get(c, s, &r);
+	cr_assert_eq(n, 2, "the appended table reads empty");
+	/* and a threshold recorded now goes to the new table, not over the old records */
+	fs_carried_listener t = { .cgroup = 92, .eventfd_id = 9, .tgid = 52, .kind = EC_USAGE, .threshold = 4096 };
+	cr_assert_geq(fs_carry_listener_put(c, &t), FS_CARRY_LISTENERS);
+	fs_carry_free(c);
+	close(fd);
+}
+
+/* While a successor re-takes, every held record is counted by the bounds at every moment:
+ * as pending until it joins the list, then in the list (never neither: a registration in
+ * between could take its room). */
+Test(carry, records_count_in_the_bounds_while_being_retaken)
+{
+	int fd = memfd();
+	fs_carry *c = fs_carry_map(fd, NULL);
+	cr_assert_not_null(c);
+	enum { N = 64 };
+	int efd[N];
+	for (int i = 0; i < N; i++) {
+		efd[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		char p[64], *info = NULL;
+		snprintf(p, sizeof p, "/proc/self/fdinfo/%d", efd[i]);
+		cr_assert(g_file_get_contents(p, &info, NULL, NULL));
+		fs_carried_listener r = { .cgroup = 77, .eventfd_id = g_ascii_strtoull(strstr(info, "eventfd-id:") + 11, NULL, 10),
+					  .starttime = ec_proc_starttime(getpid()), .tgid = getpid(), .uid = getuid(),
+					  .who_known = true, .principal = 1000, .stranger = true };
+		g_free(info);
+		cr_assert_geq(fs_carry_listener_put(c, &r), 0);
+	}
+	int err = 0;
+	fs_evctl *e = fs_evctl_new(NULL, &err);
+	cr_assert_not_null(e);
+	cr_assert_eq(fs_evctl_carry(e, NULL, c, true), N);
+	bool retaking = true;
+	unsigned looks = 0;
+	while (retaking) {
+		ec_counts n = { 0 };
+		g_mutex_lock(&e->lock);
+		retaking = e->retaking;
+		for (guint i = 0; i < e->all->len; i++) {
+			const ec_listener *o = g_ptr_array_index(e->all, i);
+			ec_count_one(&n, 77, getpid(), 1000, o->id, o->tgid, o->principal, o->root, o->stranger);
+		}
+		ec_carry_count_pending_locked(e, &n, 77, getpid(), 1000);
+		g_mutex_unlock(&e->lock);
+		cr_assert_eq(n.total, N, "look %u: %zu counted", looks, n.total);
+		cr_assert(n.principal == N && n.cg_mine == N && n.cg_strangers == N && n.process == N);
+		looks++;
+	}
+	cr_assert_eq(fs_evctl_count(e, 77), N, "all re-taken");
+	fs_evctl_free(e);
+	for (int i = 0; i < N; i++)
+		close(efd[i]);
+	fs_carry_free(c);
+	close(fd);
 }

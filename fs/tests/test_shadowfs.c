@@ -13,12 +13,14 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mount.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "oomd/shadowfs.h"
 #include "../fs_private.h"
+#include "../charge.h"
 #include "stub_controller.h"
 #include "fixture.h"
 
@@ -392,6 +394,7 @@ Test(shadowfs, a_successor_serves_the_same_connection)
 
 	od_shadowfs_opts o;
 	od_shadowfs_opts_defaults(&o);
+	o.cache_s = 0; /* the fixture's tree changes with no watcher to say so */
 	o.max_threads = 4;
 	o.fuse_fd = ffd;
 	o.state_fd = sfd;
@@ -412,4 +415,27 @@ Test(shadowfs, a_successor_serves_the_same_connection)
 	/* and a fresh open of the same file works */
 	g_autofree char *again = slurp("a/memory.events");
 	cr_assert_not_null(again, "%s", strerror(errno));
+}
+
+/* fs_charged_call's answer (charge.h): any EAGAIN becomes the operation's "not now"
+ * (setxattr's EAGAIN would reach the caller as EOPNOTSUPP: __vfs_setxattr_noperm;
+ * s-charge-freeze on 6.12), and ENOSYS never comes out (the kernel would stop sending
+ * that xattr call for the whole mount: fc->no_setxattr). The fixture's tree is not
+ * cgroup2, so the call runs on this thread: the answer's mapping alone. */
+Test(shadowfs, charged_call_answers_not_now_and_never_enosys)
+{
+	SKIP_UNLESS_READY();
+	fs_caller c = { 0 };
+	int p[2];
+	cr_assert_eq(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
+	static char b;
+	fs_charged_syscall rd = { SYS_read, { p[0], (long)&b, 1 } }; /* empty: EAGAIN */
+	cr_assert_eq(fs_charged_call(fs, &c, &rd, EBUSY), EBUSY);
+	cr_assert_eq(fs_charged_call(fs, &c, &rd, EAGAIN), EAGAIN);
+	fs_charged_syscall none = { 100000, { 0 } }; /* no such system call: ENOSYS */
+	cr_assert_eq(fs_charged_call(fs, &c, &none, EBUSY), EPERM);
+	fs_charged_syscall mk = { SYS_mkdirat, { root_fd, (long)"a", 0755 } };
+	cr_assert_eq(fs_charged_call(fs, &c, &mk, EBUSY), EEXIST, "the call's own errno otherwise");
+	close(p[0]);
+	close(p[1]);
 }

@@ -34,18 +34,6 @@ static void init_v1(void)
 
 TestSuite(v1notify, .init = init_v1, .fini = fx_teardown, .timeout = 30);
 
-/* Waits up to ms for the counter to be readable; its value (0: nothing came). */
-static uint64_t wait_signal(int efd, int ms)
-{
-	for (int i = 0; i < ms / 10; i++) {
-		uint64_t v = fx_drain(efd);
-		if (v)
-			return v;
-		g_usleep(10000);
-	}
-	return 0;
-}
-
 Test(v1notify, threshold_arguments_as_v1)
 {
 	SKIP_UNLESS_READY();
@@ -85,14 +73,14 @@ Test(v1notify, threshold_signals_each_crossing_and_the_rmdir)
 	int oc = open_in_mnt("a/memory.oom_control", O_RDONLY);
 	cr_assert_eq(fx_register("a", efd, u, "16M"), 0);
 	cr_assert_eq(fx_register("a", oomfd, oc, NULL), 0);
-	cr_assert_eq(wait_signal(efd, 300), 0, "4 MiB: below, quiet");
+	cr_assert_eq(fx_wait_signal(efd, 300), 0, "4 MiB: below, quiet");
 	put("a/memory.current", "20971520\n");
-	cr_assert_eq(wait_signal(efd, 1000), 1, "crossed upwards");
-	cr_assert_eq(wait_signal(efd, 300), 0, "once");
+	cr_assert_eq(fx_wait_signal(efd, 1000), 1, "crossed upwards");
+	cr_assert_eq(fx_wait_signal(efd, 300), 0, "once");
 	put("a/memory.current", "16777216\n");
-	cr_assert_eq(wait_signal(efd, 300), 0, "at the threshold is still above");
+	cr_assert_eq(fx_wait_signal(efd, 300), 0, "at the threshold is still above");
 	put("a/memory.current", "16773120\n");
-	cr_assert_eq(wait_signal(efd, 1000), 1, "crossed downwards");
+	cr_assert_eq(fx_wait_signal(efd, 1000), 1, "crossed downwards");
 	stub_controller_notify(ctl, id);
 	fs_evctl_sync(fs->evctl);
 	cr_assert_eq(fx_drain(oomfd), 1);
@@ -143,16 +131,6 @@ Test(v1notify, pressure_level_file_and_arguments)
 	close(efd);
 }
 
-/* Writes a fixture file in place (put() replaces it: a watch on the old inode would not see it). */
-static void rewrite(const char *rel, const char *content)
-{
-	g_autofree char *p = g_build_filename(fixture, rel, NULL);
-	int fd = open(p, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(write(fd, content, strlen(content)), (ssize_t)strlen(content));
-	close(fd);
-}
-
 /* A limit event (memory.events.local of a/b moves: the fixture's file is written, inotify
  * sees it as it sees kernfs' notification) walks up as vmpressure_work_fn: a/b's listener,
  * then a's hierarchy listener; a's default one not (heard below), a's local one never. */
@@ -176,21 +154,21 @@ Test(v1notify, limit_events_walk_up_as_v1)
 	cr_assert_eq(fx_register("a", hier, pla, "low,hierarchy"), 0);
 	cr_assert_eq(fx_register("a", loc, pla, "low,local"), 0);
 	g_usleep(300000); /* the levels thread arms its watches */
-	rewrite("a/b/memory.events.local", "max 3\nhigh 0\noom 0\noom_kill 0\n");
-	cr_assert_eq(wait_signal(child, 1000), 1, "a limit hit of a/b: low");
-	cr_assert_eq(wait_signal(hier, 500), 1, "hierarchy: always");
+	fx_rewrite("a/b/memory.events.local", "max 3\nhigh 0\noom 0\noom_kill 0\n");
+	cr_assert_eq(fx_wait_signal(child, 1000), 1, "a limit hit of a/b: low");
+	cr_assert_eq(fx_wait_signal(hier, 500), 1, "hierarchy: always");
 	cr_assert_eq(fx_drain(crit), 0, "a limit hit is no critical event");
 	cr_assert_eq(fx_drain(def), 0, "default: heard below");
 	cr_assert_eq(fx_drain(loc), 0, "local: not its own limit");
-	rewrite("a/b/memory.events.local", "max 3\nhigh 0\noom 1\noom_kill 1\n");
-	cr_assert_eq(wait_signal(crit, 1000), 1, "an OOM of a/b: critical");
-	cr_assert_eq(wait_signal(child, 500), 1, "critical reaches low listeners too");
-	cr_assert_eq(wait_signal(hier, 500), 1);
+	fx_rewrite("a/b/memory.events.local", "max 3\nhigh 0\noom 1\noom_kill 1\n");
+	cr_assert_eq(fx_wait_signal(crit, 1000), 1, "an OOM of a/b: critical");
+	cr_assert_eq(fx_wait_signal(child, 500), 1, "critical reaches low listeners too");
+	cr_assert_eq(fx_wait_signal(hier, 500), 1);
 	cr_assert_eq(fx_drain(def) + fx_drain(loc), 0);
-	rewrite("a/memory.events.local", "max 1\nhigh 0\noom 0\noom_kill 0\n");
-	cr_assert_eq(wait_signal(def, 1000), 1, "a's own limit: its default listener");
-	cr_assert_eq(wait_signal(loc, 500), 1, "and its local one");
-	cr_assert_eq(wait_signal(hier, 500), 1);
+	fx_rewrite("a/memory.events.local", "max 1\nhigh 0\noom 0\noom_kill 0\n");
+	cr_assert_eq(fx_wait_signal(def, 1000), 1, "a's own limit: its default listener");
+	cr_assert_eq(fx_wait_signal(loc, 500), 1, "and its local one");
+	cr_assert_eq(fx_wait_signal(hier, 500), 1);
 	cr_assert_eq(fx_drain(child), 0, "nothing goes down the tree");
 	close(pla);
 	close(plb);
@@ -220,7 +198,7 @@ Test(v1notify, bounds_count_every_kind, .timeout = 60)
 	cr_assert_eq(fx_register("a", efd, u, "2G"), ENOMEM);
 	cr_assert_eq(fs_evctl_count(fs->evctl, id), 256);
 	put("a/memory.current", "2147483648\n");
-	cr_assert_eq(wait_signal(efd, 1000), 200, "each threshold crossed once, in one period");
+	cr_assert_eq(fx_wait_signal(efd, 1000), 200, "each threshold crossed once, in one period");
 	stub_controller_removed(ctl, id);
 	fs_evctl_sync(fs->evctl);
 	cr_assert_eq(fx_register("a/b", efd, open_in_mnt("a/b/memory.oom_control", O_RDONLY), NULL), 0,
@@ -316,7 +294,7 @@ Test(v1notify_v2, thresholds_and_levels_in_the_default_layout)
 	cr_assert_eq(fx_register("a", efd, ufd, "16M"), 0);
 	cr_assert_eq(fx_register("a", efd, pl, "critical,hierarchy"), 0);
 	put("a/memory.current", "33554432\n");
-	cr_assert_eq(wait_signal(efd, 1000), 1, "crossed upwards");
+	cr_assert_eq(fx_wait_signal(efd, 1000), 1, "crossed upwards");
 	close(pl);
 	close(cur);
 	close(ufd);

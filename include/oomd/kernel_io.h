@@ -63,15 +63,16 @@ int od_kio_write_max(int dirfd, const od_kio_hold_files *kept, uint64_t v);
  * first victim's pages are not all uncharged when the next pass looks: r-one-kill on 7
  * measured tail, its parent sh, an idle bystander and head killed for one deadline, the
  * passes 0.4 to 1.6 ms apart; e-docker on 6.12 the container's PID 1. So a guard thread
- * (started per write, with the caller's scheduling policy) polls memory.events and, at
- * the "oom" event that comes just before the OOM killer runs, signals the writer: the
+ * (started per write; SCHED_FIFO at rt_prio + 1 when rt_prio > 0 and allowed, else
+ * the caller's policy) reads memory.events every 100 us and, at the "oom" event that comes
+ * just before the OOM killer runs, signals the writer: the
  * loop ends on signal_pending(current), after this kill. Usage may still be over v when
  * the write returns, until the victim's pages are freed: a task that charges meanwhile
  * meets the kernel's own charge path, as at any limit. The caller's thread; blocks as the
  * write does. 0 or -errno of the write; *kills (NULL: not wanted): how far oom_kill of
  * memory.events moved in it (a descendant's own OOM counts too). Without a guard (no
  * thread, no descriptor): a plain write, logged. */
-int od_kio_kill_once(int dirfd, const od_kio_hold_files *kept, uint64_t v, unsigned *kills);
+int od_kio_kill_once(int dirfd, const od_kio_hold_files *kept, uint64_t v, int rt_prio, unsigned *kills);
 /* Installs the guard's signal handler (SIGRTMIN + 5, no SA_RESTART). Main thread, once,
  * before any kill. */
 void od_kio_kill_once_init(void);

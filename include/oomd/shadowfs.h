@@ -29,6 +29,10 @@ typedef struct {
 	/* A service manager will keep the connection (default false): on a kernel that can
 	 * re-queue a dead server's requests, workers then read the kept descriptor itself. */
 	bool kept_outside;
+	/* Seconds the kernel keeps names and attributes (default 1: the bound on a change made
+	 * in the real tree, which od_shadowfs_real_changed makes sooner); 0: every path walk
+	 * asks. A tree no watcher reports on (the unit tests' plain directories) needs 0. */
+	double cache_s;
 } od_shadowfs_opts;
 
 typedef struct od_shadowfs od_shadowfs;
@@ -49,5 +53,11 @@ void od_shadowfs_exit_keep(od_shadowfs *fs);
 /* The descriptors a successor needs (owned by fs; dup them to keep them). */
 void od_shadowfs_kept_fds(od_shadowfs *fs, int *fuse_fd, int *state_fd);
 void od_shadowfs_free(od_shadowfs *fs);
+/* The real tree changed in the cgroup directory with kernfs id dir (the watcher's
+ * inotify): name in it made, removed or renamed (attr false), name's attributes changed
+ * (attr true), or, with name NULL, the directory's own attributes. The kernel's cached
+ * names and attributes of it are dropped (fs/inval.c). fs is an od_shadowfs * (void *
+ * to serve as the watcher's hook). Any thread; never blocks (queued). */
+void od_shadowfs_real_changed(void *fs, uint64_t dir, const char *name, bool attr);
 
 #endif

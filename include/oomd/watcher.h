@@ -40,6 +40,13 @@ void od_watcher_adopt(od_watcher *w);
  * which decides and logs what the signal means (SIGHUP is logged and ignored). */
 void od_watcher_on_stop(od_watcher *w, void (*stop)(int sig, void *ud), void *ud);
 
+/* Calls changed(ud, dir, name, attr) on the loop thread for what inotify reports in the
+ * watched cgroup directory with kernfs id dir: name made, removed or renamed (attr false),
+ * name's attributes (attr true; a subdirectory's own come from its own watch), the
+ * directory's own attributes (name NULL, attr true). changed must not block. */
+typedef void (*od_watcher_change_fn)(void *ud, uint64_t dir, const char *name, bool attr);
+void od_watcher_on_change(od_watcher *w, od_watcher_change_fn changed, void *ud);
+
 size_t od_watcher_count(od_watcher *w); /* cgroups known */
 void od_watcher_free(od_watcher *w);
 

@@ -1,5 +1,6 @@
 #!/bin/sh
-# bench.sh [--build-dir DIR] [--kernel 6.1|6.12|7|all] [--scale]: the benchmark of issue 3 (deliverable 8).
+# bench.sh [--build-dir DIR] [--kernel 6.1|6.12|7|all] [--scale] [--walk] [--manage]: the benchmarks
+# (issue 3, deliverable 8; issue 13; issue 23).
 # Runs the bench-read and bench-kill scenarios in the VM (the kernels one after the other, so that
 # they do not compete for the host's CPUs) and prints one table:
 #   - read latency of memory.current and memory.stat, direct, through the shadow and through the
@@ -13,26 +14,67 @@
 #   - with --scale: the f-scale scenario (1,000, 5,000 and 10,000 managed cgroups, in a VM with
 #     ${OOMD_SCALE_MEM:-3072} MiB): subtree delay write, RSS, descriptors, idle wake-ups, ls of
 #     the directory, restart until the delays read back, hand-back (minutes per kernel).
+#   - with --walk, instead of the read and kill benchmarks: bench-walk (a directory of 2,000
+#     cgroups; OOMD_VM_APPEND='OOMD_WALK_SIZES="2000 10000"' for more): native / floor / shadow for `ls -l`, `cat */memory.current`,
+#     `cat */memory.stat` and 100 limit writes (ms), and the shadow's FUSE requests per operation.
+#   - with --manage: bench-manage (2,000 and 10,000 fully managed cgroups: limit through the
+#     mount, inherited delay, a listener on every 10th; VM with ${OOMD_SCALE_MEM:-3072} MiB): RSS,
+#     descriptors by kind, inotify watches, slab growth, restart.
 # The VM is QEMU/TCG unless OOMD_VM_KVM=1: absolute figures are those of an emulated CPU.
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 BUILD=$HERE/../../build
 KERNEL=all
 SCALE=0
+WALK=0
+MANAGE=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build-dir) BUILD=$2; shift 2 ;;
 	--kernel) KERNEL=$2; shift 2 ;;
 	--scale) SCALE=1; shift ;;
-	*) sed -n '2,16s/^# \{0,1\}//p' "$0"; exit 2 ;;
+	--walk) WALK=1; shift ;;
+	--manage) MANAGE=1; shift ;;
+	*) sed -n '2,23s/^# \{0,1\}//p' "$0"; exit 2 ;;
 	esac
 done
 BUILD=$(cd "$BUILD" && pwd)
 rc=0
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
+case $KERNEL in all) KERNELS="6.1 6.12 7" ;; *) KERNELS=$KERNEL ;; esac
+if [ "$WALK" = 1 ] || [ "$MANAGE" = 1 ]; then
+	SC=''
+	[ "$WALK" = 1 ] && SC="$SC --scenario bench-walk"
+	[ "$MANAGE" = 1 ] && SC="$SC --scenario bench-manage"
+	# shellcheck disable=SC2086
+	OOMD_VM_MEM=${OOMD_SCALE_MEM:-3072} OOMD_VM_PARALLEL=${OOMD_VM_PARALLEL:-0} \
+		"$HERE/run-vm.sh" --build-dir "$BUILD" --kernel "$KERNEL" $SC || rc=$?
+	echo
+	echo "Host: $(nproc) CPUs, load average $LOAD0 before, $(cut -d' ' -f1-3 /proc/loadavg) after (TCG figures scale with it)"
+	if [ "$WALK" = 1 ]; then
+		echo "Walking a directory of N cgroups (ms, median of 3, caches expired before each):"
+		echo "ls = ls -l; cat = cat */memory.current; stat = cat */memory.stat; write = 100 limit writes"
+		printf '%-6s %6s %-7s %8s %8s %8s %8s\n' kernel N way ls cat stat write
+		for k in $KERNELS; do
+			tr -d '\r' <"$BUILD/vm/serial-$k.log" | awk '$1 == "BENCH" && $3 == "walk" {
+				for (i = 4; i <= 9; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+				printf "%-6s %6s %-7s %8s %8s %8s %8s\n", $2, v["N"], v["way"], v["ls_ms"], v["cat_ms"], v["stat_ms"], v["write_ms"] }'
+		done
+		echo "FUSE requests the shadow served, per operation:"
+		for k in $KERNELS; do
+			tr -d '\r' <"$BUILD/vm/serial-$k.log" | awk '$1 == "BENCH" && $3 == "walkops" { $1 = ""; $3 = ""; print }'
+		done
+	fi
+	if [ "$MANAGE" = 1 ]; then
+		echo "Fully managed cgroups (limit through the mount, inherited delay, a listener on every 10th):"
+		for k in $KERNELS; do
+			tr -d '\r' <"$BUILD/vm/serial-$k.log" | awk '$1 == "BENCH" && $3 == "manage" { $1 = ""; $3 = ""; print }'
+		done
+	fi
+	exit "$rc"
+fi
 OOMD_VM_PARALLEL=${OOMD_VM_PARALLEL:-0} "$HERE/run-vm.sh" --build-dir "$BUILD" --kernel "$KERNEL" \
 	--scenario bench-read --scenario bench-kill || rc=$?
-case $KERNEL in all) KERNELS="6.1 6.12 7" ;; *) KERNELS=$KERNEL ;; esac
 echo
 echo "Host: $(nproc) CPUs, load average $LOAD0 before, $(cut -d' ' -f1-3 /proc/loadavg) after (TCG figures scale with it)"
 echo "Read latency (us): direct, through the shadow, and the FUSE floor (floorfs, same loop settings)"

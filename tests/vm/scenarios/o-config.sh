@@ -27,7 +27,8 @@ CONF
 /bin/oomdelayfs >>/tmp/oomdelayfs.log 2>&1 &
 DAEMON_PID=$!
 wait_for 10000 _mounted /shadow || fail "no mount from the file alone: $(tail -5 /tmp/oomdelayfs.log)"
-[ -S /run/o-config.sock ] || fail "no socket at the file's status-socket"
+# the status server starts just after the mount is served (main.c): a moment later under load
+wait_for 5000 test -S /run/o-config.sock || fail "no socket at the file's status-socket within 5 s of the mount"
 setknob "$s" memory.max "$L"
 setknob "$s" memory.oom_delay_millisecs 1000
 real1=$(cat "$cg/memory.max")

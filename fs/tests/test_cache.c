@@ -1,0 +1,152 @@
+/* test_cache.c — what the kernel keeps of the shadow tree (issue 23): names and
+ * attributes come with READDIRPLUS and stay for opts.cache_s; a change in the real tree
+ * reported by od_shadowfs_real_changed (the watcher's inotify in the daemon) drops them.
+ * The time-out here is 60 s, so only the notification can make a change show. */
+#include <dirent.h>
+#include <errno.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fixture.h"
+#include "oomd/fsstats.h"
+
+static void cache_init(void)
+{
+	fx_cache_s = 60;
+	fx_setup();
+}
+
+TestSuite(cache, .init = cache_init, .fini = fx_teardown);
+
+static uint64_t ops(const char *op)
+{
+	od_fs_opcount c[64];
+	size_t n = od_fs_opcounts(c, G_N_ELEMENTS(c));
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(c[i].op, op) == 0)
+			return c[i].n;
+	return 0;
+}
+
+static bool gone(const char *rel)
+{
+	g_autofree char *p = in_mnt(rel);
+	struct stat st;
+	return stat(p, &st) < 0 && errno == ENOENT;
+}
+
+static unsigned mode_of(const char *rel)
+{
+	g_autofree char *p = in_mnt(rel);
+	struct stat st;
+	return stat(p, &st) == 0 ? (unsigned)(st.st_mode & 07777) : 0u;
+}
+
+/* polls cond(rel, want) for up to 2 s (the invalidator is a thread of its own) */
+#define WITHIN_2S(expr)                                                   \
+	({                                                                \
+		bool ok_ = false;                                         \
+		for (int i_ = 0; i_ < 200 && !(ok_ = (expr)); i_++)       \
+			g_usleep(10000);                                  \
+		ok_;                                                      \
+	})
+
+Test(cache, a_listing_gives_names_with_their_attributes)
+{
+	SKIP_UNLESS_READY();
+	for (int i = 0; i < 5; i++) {
+		g_autofree char *d = g_strdup_printf("%s/a/l%d", fixture, i);
+		cr_assert_eq(mkdir(d, 0755), 0);
+	}
+	g_autofree char *dir = in_mnt("a");
+	DIR *d = opendir(dir); /* its own path walk looks "a" up */
+	cr_assert_not_null(d);
+	uint64_t l0 = ops("lookup"), p0 = ops("readdirplus"), g0 = ops("getattr");
+	struct dirent *de;
+	int n = 0;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "l", 1) != 0)
+			continue;
+		struct stat st;
+		g_autofree char *p = g_strdup_printf("%s/%s", dir, de->d_name);
+		cr_assert_eq(lstat(p, &st), 0);
+		cr_assert(S_ISDIR(st.st_mode));
+		n++;
+	}
+	closedir(d);
+	cr_assert_eq(n, 5);
+	cr_assert_geq(ops("readdirplus") - p0, 1, "the kernel lists with READDIRPLUS");
+	cr_assert_eq(ops("lookup") - l0, 0, "no LOOKUP after READDIRPLUS");
+	cr_assert_eq(ops("getattr") - g0, 0, "no GETATTR after READDIRPLUS");
+}
+
+Test(cache, a_real_rmdir_drops_the_name_on_notice)
+{
+	SKIP_UNLESS_READY();
+	g_autofree char *real = g_strdup_printf("%s/a/gone", fixture);
+	cr_assert_eq(mkdir(real, 0755), 0);
+	cr_assert(!gone("a/gone"), "a new name shows at once (no negative entries)");
+	cr_assert_eq(rmdir(real), 0);
+	cr_assert(!gone("a/gone"), "kept by the kernel (the time-out is 60 s)");
+	od_shadowfs_real_changed(fs, real_ino("a"), "gone", false);
+	cr_assert(WITHIN_2S(gone("a/gone")), "the notice drops it");
+}
+
+Test(cache, a_real_chmod_drops_the_attributes_on_notice)
+{
+	SKIP_UNLESS_READY();
+	g_autofree char *a = g_strdup_printf("%s/a", fixture);
+	g_autofree char *f = g_strdup_printf("%s/a/memory.max", fixture);
+	unsigned was = mode_of("a"), fwas = mode_of("a/memory.max");
+	cr_assert(was && fwas);
+	cr_assert_eq(chmod(a, 0700), 0);
+	cr_assert_eq(chmod(f, 0600), 0);
+	cr_assert_eq(mode_of("a"), was, "a directory's attributes are kept by the kernel");
+	cr_assert_eq(mode_of("a/memory.max"), 0600, "a file's never are");
+	od_shadowfs_real_changed(fs, real_ino("a"), NULL, true);
+	cr_assert(WITHIN_2S(mode_of("a") == 0700), "the notice drops the directory's");
+	cr_assert_eq(chmod(a, was), 0);
+	cr_assert_eq(chmod(f, fwas), 0);
+}
+
+/* A read through the page cache (sendfile: busybox cat) trims the kernel's size to what
+ * the read returned; the next one must see the whole of a longer content. */
+Test(cache, a_file_grows_between_two_sendfiles)
+{
+	SKIP_UNLESS_READY();
+	g_autofree char *p = in_mnt("a/memory.low");
+	const char *vals[] = { "0\n", "1048576\n", "7\n", "123456789\n" };
+	for (size_t i = 0; i < G_N_ELEMENTS(vals); i++) {
+		put("a/memory.low", vals[i]);
+		int in = open(p, O_RDONLY);
+		cr_assert_geq(in, 0);
+		int pfd[2];
+		cr_assert_eq(pipe(pfd), 0);
+		ssize_t n = sendfile(pfd[1], in, NULL, 65536);
+		char buf[64] = { 0 };
+		cr_assert_eq(n, (ssize_t)strlen(vals[i]), "sendfile of '%s' gave %zd bytes", vals[i], n);
+		cr_assert_eq(read(pfd[0], buf, sizeof buf - 1), n);
+		cr_assert_str_eq(buf, vals[i]);
+		close(pfd[0]);
+		close(pfd[1]);
+		close(in);
+	}
+}
+
+Test(cache, a_change_through_the_shadow_shows_at_once)
+{
+	SKIP_UNLESS_READY();
+	g_autofree char *p = in_mnt("a/b");
+	unsigned was = mode_of("a/b");
+	cr_assert_eq(chmod(p, 0711), 0);
+	cr_assert_eq(mode_of("a/b"), 0711, "setattr answers with the new attributes");
+	cr_assert_eq(chmod(p, was), 0);
+	g_autofree char *n = in_mnt("a/made");
+	cr_assert_eq(mkdir(n, 0755), 0);
+	cr_assert(!gone("a/made"));
+	cr_assert_eq(rmdir(n), 0);
+	cr_assert(gone("a/made"), "rmdir through the shadow drops the name itself");
+}

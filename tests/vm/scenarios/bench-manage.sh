@@ -1,0 +1,105 @@
+# bench-manage (issue 23, deliverable 4; a benchmark, not a test: runs only when named): N fully
+# managed cgroups, as an operator makes them: N siblings made in the real tree, the daemon
+# started, then through the shadow a limit written in each (`echo 16M > cN/memory.max`), the
+# delay written once on their parent (inherited), and one OOM listener (v1listener: eventfd +
+# cgroup.event_control) on every 10th. VM memory: OOMD_VM_MEM=3072 for N = 10,000.
+# only when named
+# Figures per N (OOMD_MANAGE_SIZES, default "2000 10000"): the limit writes (ms in all), the
+# daemon's RSS and descriptors 5 s after the last listener registered (the sweeper's first turn),
+# its descriptors by kind (cgroup directories, cgroup files, eventfds, other), the kernel memory
+# the daemon pins (inotify watches counted in its inotify descriptor's fdinfo; the slab caches
+# of kernfs nodes and attributes, dentries, inodes, FUSE inodes and inotify marks, and the Slab
+# total, before the daemon started and now), then SIGKILL and a restart: ms until "serving"
+# and RSS after it.
+# BENCH lines: BENCH <kernel> manage N=<n> <key>=<value> ...
+# timeout: 3000
+. /oomd/lib.sh
+command -v v1listener >/dev/null || skip "tests/vm/progs/v1listener is not built"
+SIZES=${OOMD_MANAGE_SIZES:-2000 10000}
+L=$((16 * MiB))
+rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+fds() { ls "/proc/$1/fd" | wc -l; }
+# fd_kinds PID: "dirs=.. files=.. eventfds=.. other=.." of PID's descriptors
+fd_kinds() {
+	for f in /proc/"$1"/fd/*; do
+		t=$(readlink "$f" 2>/dev/null) || continue
+		case $t in
+		/sys/fs/cgroup*) [ -d "$t" ] && echo dir || echo file ;;
+		*eventfd*) echo eventfd ;;
+		*) echo other ;;
+		esac
+	done | sort | uniq -c | awk '{ printf "%ss=%s ", $2, $1 }'
+}
+# watches PID: inotify watches held by PID (one "inotify wd:" line each in the fdinfo)
+watches() {
+	for f in /proc/"$1"/fd/*; do
+		[ "$(readlink "$f" 2>/dev/null)" = "anon_inode:inotify" ] || continue
+		grep -c '^inotify wd:' "/proc/$1/fdinfo/${f##*/}"
+	done | awk '{ n += $1 } END { print n + 0 }'
+}
+# slab: "cache=kB ..." of the caches the daemon's holdings live in, and the Slab total
+slab() {
+	awk '$1 ~ /^(kernfs_node_cache|kernfs_iattrs_cache|dentry|inode_cache|fuse_inode|inotify_inode_mark)$/ {
+		printf "%s=%d ", $1, $3 * $4 / 1024 }' /proc/slabinfo
+	awk '/^Slab:/ { printf "Slab=%d", $2 }' /proc/meminfo
+}
+slabdiff() { # A B: B - A for each key
+	echo "$1" "|" "$2" | awk '{ for (i = 1; i <= NF; i++) { if ($i == "|") { b = 1; continue }
+		split($i, kv, "="); if (b) d[kv[1]] += kv[2]; else d[kv[1]] -= kv[2]; if (!b) o[++n] = kv[1] } }
+		END { for (i = 1; i <= n; i++) printf "%s%+dkB ", o[i], d[o[i]] }'
+}
+
+summary=''
+for N in $SIZES; do
+	p=$(mkcg "m$N")
+	setknob "$p" cgroup.subtree_control +memory
+	sp=/shadow${p#$CGROOT}
+	(cd "$p" && seq 1 "$N" | sed 's/^/c/' | xargs mkdir) || fail "mkdir of $N cgroups"
+	sync
+	echo 2 >/proc/sys/vm/drop_caches
+	s0=$(slab)
+	n0=$(grep -c 'serving ' /tmp/oomdelayfs.log 2>/dev/null)
+	start_daemon /shadow
+	wait_for 600000 _served "${n0:-0}" || fail "N=$N: not serving within 600 s"
+	t0=$(now_ms)
+	for i in $(seq 1 "$N"); do
+		echo "$L" >"$sp/c$i/memory.max" || fail "N=$N: limit of c$i through the shadow"
+	done
+	tlim=$(($(now_ms) - t0))
+	echo 5000 >"$sp/memory.oom_delay_millisecs" || fail "N=$N: the delay on the parent"
+	read -r h <"$p/c$N/memory.high"
+	[ "$h" = "$L" ] || fail "N=$N: c$N real memory.high '$h' (want $L: managed)"
+	rm -rf /tmp/lr && mkdir /tmp/lr
+	LPIDS=''
+	for i in $(seq 10 10 "$N"); do
+		v1listener "$sp/c$i" --timeout 3600000 --ready "/tmp/lr/$i" >/dev/null 2>&1 &
+		LPIDS="$LPIDS $!"
+	done
+	nl=$((N / 10))
+	ready() { [ "$(ls /tmp/lr | wc -l)" -ge "$nl" ]; }
+	wait_for 600000 ready || fail "N=$N: $(ls /tmp/lr | wc -l) of $nl listeners registered"
+	odt sleep 5000
+	rss=$(rss_kb "$DAEMON_PID")
+	nfd=$(fds "$DAEMON_PID")
+	kinds=$(fd_kinds "$DAEMON_PID")
+	nw=$(watches "$DAEMON_PID")
+	s1=$(slab)
+	log "N=$N slab before the daemon: $s0; now: $s1"
+	kill_daemon
+	t0=$(now_ms)
+	restart_daemon
+	trestart=$(($(now_ms) - t0))
+	odt sleep 2000
+	rss2=$(rss_kb "$DAEMON_PID")
+	fd2=$(fds "$DAEMON_PID")
+	echo "BENCH $OOMD_KERNEL manage N=$N limits_ms=$tlim listeners=$nl rss_kb=$rss fds=$nfd $kinds" \
+		"watches=$nw $(slabdiff "$s0" "$s1") restart_serve_ms=$trestart rss_after_kb=$rss2 fds_after=$fd2"
+	summary="$summary N=$N: RSS $rss kB, $nfd fds ($kinds), $nw watches, restart $trestart ms;"
+	stop_daemon
+	# shellcheck disable=SC2086
+	kill $LPIDS 2>/dev/null
+	for pid in $LPIDS; do wait "$pid" 2>/dev/null; done
+	(cd "$p" && seq 1 "$N" | sed 's/^/c/' | xargs rmdir) || fail "rmdir of $N cgroups"
+	rmdir "$p"
+done
+pass "$summary"
