@@ -27,6 +27,7 @@
 #include "oomd/fdstore.h"
 #include "oomd/notify.h"
 #include "oomd/options.h"
+#include "oomd/sdjob.h"
 #include "oomd/shadowfs.h"
 #include "oomd/startup.h"
 #include "oomd/status.h"
@@ -50,12 +51,46 @@ static void release_once(daemon_ctx *d)
 		od_controller_release_all(d->ctl);
 }
 
-/* SIGINT/SIGTERM, on the loop thread. */
-static void on_stop(void *ud)
+/* Leaves the mount and every hold to a successor: SIGUSR2, or SIGTERM in a restart job. */
+static void hand_over(daemon_ctx *d)
+{
+	d->handover = true;
+	od_shadowfs_exit_keep(d->fs);
+	g_main_loop_quit(d->loop);
+}
+
+/* SIGINT/SIGTERM, on the loop thread. Under systemd, with the connection in its fd
+ * store, a SIGTERM may be a restart's (systemd says nothing about why it stops a unit):
+ * systemd is asked (sdjob.h, up to 2.1 s of this thread, once) whether a restart job is
+ * queued; if so this is the SIGUSR2 hand-over, else (any other job, none, no answer) the
+ * orderly stop. The one log line says which and why. */
+static void on_stop(int sig, void *ud)
 {
 	daemon_ctx *d = ud;
-	if (d->handover)
-		return; /* the successor owns the holds now */
+	if (d->handover || g_atomic_int_get(&d->released))
+		return; /* decided already: the successor owns the holds, or they are handed back */
+	const char *name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+	const char *stop = "handing every cgroup back to the kernel and unmounting";
+	if (sig == SIGTERM && d->kept && od_sdjob_under_systemd()) {
+		g_autofree char *why = NULL;
+		gint64 t0 = g_get_monotonic_time();
+		od_sdjob_decision sd = od_sdjob_query(OD_SDJOB_PRIVATE_ADDRESS, NULL, getpid(),
+						      OD_SDJOB_TIMEOUT_MS, &why);
+		double ms = (double)(g_get_monotonic_time() - t0) / 1000.0; /* a restart waits for it */
+		if (sd == OD_SDJOB_RESTART) {
+			g_message("%s in a restart job (systemd: %s, in %.0f ms): stopping for a successor; "
+				  "the mount and the holds stay", name, why, ms);
+			hand_over(d);
+			return;
+		}
+		if (sd == OD_SDJOB_UNKNOWN)
+			g_warning("%s, systemd not asked whether it is a restart (%s, after %.0f ms): %s", name,
+				  why, ms, stop);
+		else
+			g_message("%s, not a restart (systemd: %s, in %.0f ms): %s", name, why, ms, stop);
+	} else {
+		g_message("%s: %s", name, stop);
+	}
 	release_once(d);
 	if (d->fs)
 		od_shadowfs_exit(d->fs);
@@ -74,9 +109,7 @@ static gboolean on_handover(gpointer ud)
 	if (g_atomic_int_get(&d->released))
 		return G_SOURCE_CONTINUE; /* already stopping for good */
 	g_message("SIGUSR2: stopping for a successor; the mount and the holds stay");
-	d->handover = true;
-	od_shadowfs_exit_keep(d->fs);
-	g_main_loop_quit(d->loop);
+	hand_over(d);
 	return G_SOURCE_CONTINUE; /* removed by main */
 }
 

@@ -51,7 +51,11 @@ static const char summary[] =
 	"Under systemd (FileDescriptorStoreMax=) or --supervise the FUSE connection is kept\n"
 	"outside the process: after a crash the next server serves the same mount (bind\n"
 	"mounts in containers keep working) and holds continue. SIGUSR2: stop serving,\n"
-	"keep the mount and every hold, exit 75, so that a successor (a new binary) takes over.";
+	"keep the mount and every hold, exit 75, so that a successor (a new binary) takes over.\n"
+	"SIGTERM from systemd does the same when systemd, asked over D-Bus, has a restart job\n"
+	"queued for the unit (systemctl restart, a package upgrade's try-restart); any other\n"
+	"SIGTERM (systemctl stop, shutdown, or no answer within 2 s) and SIGINT hand every\n"
+	"cgroup back to the kernel and unmount.";
 
 
 static const char description[] =
@@ -77,7 +81,8 @@ static const char description[] =
 	"  4  mountpoint missing, not a directory, or busy (already served by oomdelayfs)\n"
 	"  5  no cgroup2 mount, or the memory controller is not enabled at the cgroup root\n"
 	"  6  FUSE unavailable (/dev/fuse) or the mount failed\n"
-	"  75 SIGUSR2: stopped serving, the mount and the holds left to a successor\n"
+	"  75 SIGUSR2 (or SIGTERM in a restart job): stopped serving, the mount and the holds\n"
+	"     left to a successor\n"
 	"\n"
 	"A stale mount of a dead daemon on MOUNTPOINT (\"Transport endpoint is not\n"
 	"connected\") is detached lazily and mounted over again.\n"

@@ -40,7 +40,7 @@ struct od_watcher {
 	GHashTable *by_id;  /* &id -> wnode* (owning) */
 	GHashTable *by_wd;  /* wd -> wref_of(node, kind) */
 	guint src_inotify, src_int, src_term, src_hup;
-	void (*stop)(void *ud);
+	void (*stop)(int sig, void *ud);
 	void *stop_ud;
 	od_watcher_change_fn changed;
 	void *changed_ud;
@@ -429,14 +429,15 @@ static gboolean on_inotify(gint fd, GIOCondition cond, gpointer ud)
 	return G_SOURCE_CONTINUE;
 }
 
-static gboolean on_term(gpointer ud)
+/* What a stop signal means (a restart job or a stop) is the owner's to decide and log. */
+static gboolean stop_on(od_watcher *w, int sig)
 {
-	od_watcher *w = ud;
-	g_message("signal received: handing every cgroup back to the kernel and unmounting");
 	if (w->stop)
-		w->stop(w->stop_ud);
+		w->stop(sig, w->stop_ud);
 	return G_SOURCE_CONTINUE; /* a second signal during the stop is harmless */
 }
+static gboolean on_int(gpointer ud) { return stop_on(ud, SIGINT); }
+static gboolean on_term(gpointer ud) { return stop_on(ud, SIGTERM); }
 
 static gboolean on_hup(gpointer ud)
 {
@@ -503,12 +504,12 @@ void od_watcher_adopt(od_watcher *w)
 		  (g_get_monotonic_time() - t0) / 1000.0);
 }
 
-void od_watcher_on_stop(od_watcher *w, void (*stop)(void *ud), void *ud)
+void od_watcher_on_stop(od_watcher *w, void (*stop)(int sig, void *ud), void *ud)
 {
 	w->stop = stop;
 	w->stop_ud = ud;
 	if (!w->src_int) {
-		w->src_int = g_unix_signal_add(SIGINT, on_term, w);
+		w->src_int = g_unix_signal_add(SIGINT, on_int, w);
 		w->src_term = g_unix_signal_add(SIGTERM, on_term, w);
 		w->src_hup = g_unix_signal_add(SIGHUP, on_hup, w);
 	}

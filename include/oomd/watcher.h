@@ -36,9 +36,9 @@ od_watcher *od_watcher_new(od_controller *c, int root_fd, bool watch, GError **e
  * per cgroup under TCG). */
 void od_watcher_adopt(od_watcher *w);
 
-/* Installs SIGINT/SIGTERM handlers that call stop(ud) on the loop thread
- * (SIGHUP is logged and ignored). */
-void od_watcher_on_stop(od_watcher *w, void (*stop)(void *ud), void *ud);
+/* Installs SIGINT/SIGTERM handlers that call stop(signal, ud) on the loop thread,
+ * which decides and logs what the signal means (SIGHUP is logged and ignored). */
+void od_watcher_on_stop(od_watcher *w, void (*stop)(int sig, void *ud), void *ud);
 
 /* Calls changed(ud, dir, name, attr) on the loop thread for what inotify reports in the
  * watched cgroup directory with kernfs id dir: name made, removed or renamed (attr false),

@@ -1,7 +1,8 @@
 # sd-remove (issue 19): remove, then purge, the way an operator does (dpkg -r, dpkg --purge)
-# while a cgroup is held: the remove stops the unit, which hands every cgroup back to the
-# kernel (real memory.max = L again, memory.high the user's, the state xattr gone; the held hog
-# then killed by the kernel at L) and unmounts /run/oomdelayfs/shadow; no process of the unit
+# while a cgroup is held: the remove stops the unit (the daemon asks systemd, which answers a
+# stop job, not a restart), which hands every cgroup back to the kernel (real memory.max = L
+# again, memory.high the user's, the state xattr gone; the held hog then killed by the kernel
+# at L) and unmounts /run/oomdelayfs/shadow; no process of the unit
 # is left; the purge leaves no file of the package, no configuration, no enablement link and
 # nothing under /run/oomdelayfs.
 # Cgroups (in a Delegate=yes unit): h, L = 32M, T = 60 s, a hog held; i, L = 32M, T = 30 s, idle.
@@ -35,6 +36,9 @@ alive "$mp" && fail "the daemon (pid $mp) is alive after dpkg -r"
 left=$(sd_unit_procs)
 [ -z "$left" ] || fail "processes left in the unit's cgroup: $left"
 pgrep -x oomdelayfs >/dev/null && fail "an oomdelayfs process is left: $(pgrep -a oomdelayfs)"
+# the stop was decided by systemd's answer (a stop job), not by a failure to ask it
+[ -n "$(sd_journal_at_ms '^SIGTERM, not a restart \(systemd: job [0-9]+ \(stop\), in [0-9]+ ms\): handing every cgroup back')" ] ||
+	fail "no 'SIGTERM, not a restart (systemd: job N (stop))' line: the daemon did not ask systemd, or got no answer"
 for n in h i; do
 	cg=$top/$n
 	[ "$(cat "$cg/memory.max")" = "$L" ] || fail "$n: real memory.max $(cat "$cg/memory.max") after the remove, not L"
@@ -61,6 +65,6 @@ done
 [ -z "$kept" ] || fail "left after the purge:$kept"
 lf=$(systemctl show -p LoadState --value oomdelayfs)
 [ "$lf" = not-found ] || fail "systemd still knows oomdelayfs.service after the purge: LoadState=$lf"
-pass "dpkg -r ${tr} ms (unit stopped, $SHADOW unmounted, h and i handed back: real max L, high max," \
+pass "dpkg -r ${tr} ms (unit stopped, systemd's stop job seen by the daemon, $SHADOW unmounted, h and i handed back: real max L, high max," \
 	"no state), the held hog killed ${hk} ms after the remove began; dpkg --purge ${tp} ms, none of" \
 	"$(echo "$files" | wc -l) files, the configuration or /run/oomdelayfs left"

@@ -3,14 +3,17 @@
 # serving, a cgroup held and two readers reading through the shadow; then version N+1 installed
 # with dpkg -i (what `apt install ./oomdelayfs_N+1.deb` runs). The package's maintainer scripts
 # never stop the daemon (no hand-back, no unmount): the new postinst's `systemctl try-restart`
-# makes oomdelayfs-stop send SIGUSR2 and systemd starts the NEW binary with the kept connection.
+# is a restart job (systemd collapses try-restart of an active unit into one): the daemon's SIGTERM
+# handler asks systemd, finds it, leaves the mount (exit 75) and systemd starts the NEW binary
+# with the kept connection.
 # N+1 is the payload's package repacked with a higher version (dpkg-deb -R, the control file's
 # Version: N+sdup1, dpkg-deb -b): the VM builds nothing; dpkg replaces every file all the same,
 # so the new server runs from the new /usr/bin/oomdelayfs (another inode than the old one's).
 # Asserts: dpkg -i succeeds and lists N+1; the same mount served by a new main process whose
-# executable is the new /usr/bin/oomdelayfs within 5 s of the old server's SIGUSR2; no read
+# executable is the new /usr/bin/oomdelayfs within 5 s of the old server's SIGTERM; no read
 # begun after that fails, none hangs, the longest read under 3 s; the deadline unchanged, held
-# until it, the kill on time; oomdelayfs-stop chose SIGUSR2 (no SIGTERM: nothing handed back);
+# until it, the kill on time; the old daemon logged the hand-over for the restart job (nothing
+# handed back);
 # Result success, NRestarts unchanged; the unit's cgroup holds the new daemon alone; no unclean
 # termination, left-over process or time-out in the journal. And issue 20: a v1 listener, a poll()
 # waiter and open descriptors of h2 taken before the upgrade work after it (fdkeep, v1listener).
@@ -50,14 +53,14 @@ t0=$(now_ms)
 dpkg -i "$up/oomdelayfs_${v1}_amd64.deb" >/run/oomd-sd/dpkg-up.log 2>&1 || { cat /run/oomd-sd/dpkg-up.log; fail "dpkg -i of $v1 failed"; }
 tdpkg=$(($(now_ms) - t0))
 sd_wait_served "$old" "$t0" "the upgrade"
-tusr2=$(sd_journal_at_ms '^oomdelayfs-stop: SIGUSR2 to')
-[ -n "$tusr2" ] || fail "oomdelayfs-stop did not send SIGUSR2 in the upgrade"
-[ -z "$(sd_journal_at_ms '^oomdelayfs-stop: SIGTERM to')" ] || fail "the upgrade stopped the daemon (SIGTERM: hand-back)"
+tterm=$(sd_journal_at_ms '^SIGTERM in a restart job \(systemd: job [0-9]+ \((try-)?restart\), in [0-9]+ ms\): stopping for a successor')
+[ -n "$tterm" ] || fail "the old daemon did not hand over for a restart job in the upgrade (the journal below says why)"
+[ -z "$(sd_journal_at_ms '^SIG(TERM|INT)[,:].*handing every cgroup back')" ] || fail "the upgrade stopped the daemon (hand-back)"
 # dpkg -i returns after the postinst's restart: the journal dates the new server's "serving"
 tserve=$(sd_journal_at_ms '^serving .* on ')
-[ -n "$tserve" ] && [ "$tserve" -gt "$tusr2" ] || fail "no 'serving' line of the new server after the SIGUSR2 in the journal"
-served=$((tserve - tusr2))
-[ "$served" -lt 5000 ] || fail "served again only $served ms after the old server's SIGUSR2"
+[ -n "$tserve" ] && [ "$tserve" -gt "$tterm" ] || fail "no 'serving' line of the new server after the old one's SIGTERM in the journal"
+served=$((tserve - tterm))
+[ "$served" -lt 5000 ] || fail "served again only $served ms after the old server's SIGTERM"
 [ "$(dpkg-query -W -f '${Version}' oomdelayfs)" = "$v1" ] || fail "dpkg lists $(dpkg-query -W -f '${Version}' oomdelayfs), not $v1"
 ino1=$(stat -c %i /usr/bin/oomdelayfs)
 [ "$ino1" != "$ino0" ] || fail "dpkg did not replace /usr/bin/oomdelayfs (inode $ino0)"
@@ -87,7 +90,7 @@ sd_check_clean "$NEWPID"
 shown=$(sd_show)
 sd_leave_clean
 pass "dpkg -i $v0 -> $v1: $tdpkg ms; pid $NEWPID (the new /usr/bin/oomdelayfs, inode $ino0 -> $ino1)" \
-	"served the same mount ($MOUNT_ID) $served ms after the old server's SIGUSR2 (journal); readers: longest read $GAP_MS ms, failed $RFAILED (all before it served), none hung;" \
+	"served the same mount ($MOUNT_ID) $served ms after the old server's SIGTERM in the restart job (journal); readers: longest read $GAP_MS ms, failed $RFAILED (all before it served), none hung;" \
 	"hold kept (deadline unchanged), the kernel's kill $KILL_LATE ms after the deadline; $shown;" \
-	"no SIGTERM (nothing handed back); the unit's cgroup: the daemon alone; no unclean termination;" \
+	"nothing handed back; the unit's cgroup: the daemon alone; no unclean termination;" \
 	"h2: a v1 listener, a poll() waiter and 8 descriptors opened before the upgrade all work after it"
