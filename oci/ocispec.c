@@ -345,13 +345,15 @@ char *ocispec_shadow_dir(const char *shadow, const char *prefix, const char *cgr
 	return g_build_filename(shadow, rel, NULL);
 }
 
+/* the runtimes' global options that take a value (runc, crun) */
+static const char *const global_with_value[] = { "--root", "--log", "--log-format", "--criu",
+						 "--rootless", "--cgroup-manager", NULL };
+
 /* The index of the command (`create`, `run`) after the runtime's global options, or -1 if
  * it is another command. */
 static int create_command(int argc, char **argv)
 {
-	/* the runtimes' global options that take a value (runc, crun) */
-	static const char *const with_value[] = { "--root", "--log", "--log-format", "--criu",
-						  "--rootless", "--cgroup-manager", NULL };
+	const char *const *with_value = global_with_value;
 	int i = 1;
 	for (; i < argc && argv[i][0] == '-'; i++)
 		if (strchr(argv[i], '=') == NULL && g_strv_contains(with_value, argv[i]))
@@ -359,6 +361,32 @@ static int create_command(int argc, char **argv)
 	if (i >= argc || (strcmp(argv[i], "create") != 0 && strcmp(argv[i], "run") != 0))
 		return -1;
 	return i;
+}
+
+char *ocispec_log_of(int argc, char **argv, gboolean *json)
+{
+	char *log = NULL;
+	*json = FALSE;
+	for (int i = 1; i < argc && argv[i][0] == '-'; i++) {
+		const char *v = NULL;
+		gboolean is_log = strcmp(argv[i], "--log") == 0, is_fmt = strcmp(argv[i], "--log-format") == 0;
+		if ((is_log || is_fmt) && i + 1 < argc)
+			v = argv[++i];
+		else if (!is_log && !is_fmt && strchr(argv[i], '=') == NULL &&
+			 g_strv_contains(global_with_value, argv[i]))
+			i++; /* another option's value */
+		else if (g_str_has_prefix(argv[i], "--log="))
+			v = argv[i] + strlen("--log="), is_log = TRUE;
+		else if (g_str_has_prefix(argv[i], "--log-format="))
+			v = argv[i] + strlen("--log-format="), is_fmt = TRUE;
+		if (is_log && v) {
+			g_free(log);
+			log = g_strdup(v);
+		} else if (is_fmt && v) {
+			*json = strcmp(v, "json") == 0;
+		}
+	}
+	return log;
 }
 
 char *ocispec_container_id_of(int argc, char **argv)

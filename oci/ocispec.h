@@ -86,6 +86,12 @@ char *ocispec_shadow_dir(const char *shadow, const char *prefix, const char *cgr
  * the current directory. NULL for every other command. */
 char *ocispec_bundle_of(int argc, char **argv);
 
+/* The runtime's own log file among the global options (`--log PATH`, `--log=PATH`) and
+ * whether `--log-format json` was asked, or NULL: where runc writes its errors, and where
+ * containerd-shim-runc-v2 reads the last one from for Docker's message (its stderr is not
+ * shown). Any command. */
+char *ocispec_log_of(int argc, char **argv, gboolean *json);
+
 /* The container ID of the same command line (its first argument that is not an option or an
  * option's value; runc and crun take it last), or NULL if there is none or it is another
  * command. */

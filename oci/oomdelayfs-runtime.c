@@ -30,6 +30,7 @@
 #include "ocispec.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -201,6 +202,52 @@ static gboolean cgroup2_host(void)
 	       ((unsigned long)sf.f_type == CGROUP2_SUPER_MAGIC || (unsigned long)sf.f_type == FUSE_SUPER_MAGIC);
 }
 
+/* A refusal, on stderr and, when the engine gave the runtime a log file, there as runc writes
+ * its errors: containerd-shim-runc-v2 reads the last error from that file for the message
+ * Docker prints, and without it said only "unable to retrieve OCI runtime error (open
+ * .../log.json: no such file or directory)" (e-docker, the image's label refused). */
+static char *log_path;
+static gboolean log_json;
+
+static void G_GNUC_PRINTF(1, 2) refuse(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	fprintf(stderr, SHIM ": %s\n", msg);
+	if (log_path == NULL)
+		return;
+	int fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return;
+	g_autoptr(GDateTime) now = g_date_time_new_now_utc();
+	g_autofree char *when = g_date_time_format_iso8601(now);
+	g_autofree char *full = g_strconcat(SHIM ": ", msg, NULL);
+	g_autofree char *line = NULL;
+	if (log_json) {
+		g_autoptr(JsonBuilder) b = json_builder_new();
+		json_builder_begin_object(b);
+		json_builder_set_member_name(b, "level");
+		json_builder_add_string_value(b, "error");
+		json_builder_set_member_name(b, "msg");
+		json_builder_add_string_value(b, full);
+		json_builder_set_member_name(b, "time");
+		json_builder_add_string_value(b, when);
+		json_builder_end_object(b);
+		g_autoptr(JsonNode) n = json_builder_get_root(b);
+		g_autofree char *j = json_to_string(n, FALSE);
+		line = g_strconcat(j, "\n", NULL);
+	} else {
+		g_autofree char *q = g_strescape(full, NULL);
+		line = g_strdup_printf("time=\"%s\" level=error msg=\"%s\"\n", when, q);
+	}
+	if (write(fd, line, strlen(line)) < 0) {
+		/* stderr has it */
+	}
+	close(fd);
+}
+
 /* Edits the bundle's config.json if the container asks; FALSE with a message on failure. */
 static gboolean prepare_bundle(const ShimConfig *c, const char *bundle, const char *id)
 {
@@ -208,20 +255,20 @@ static gboolean prepare_bundle(const ShimConfig *c, const char *bundle, const ch
 	g_autoptr(GError) e = NULL;
 	g_autoptr(JsonNode) root = ocispec_load_file(path, &e);
 	if (root == NULL) {
-		fprintf(stderr, SHIM ": %s\n", e->message);
+		refuse("%s", e->message);
 		return FALSE;
 	}
 	JsonObject *config = json_node_get_object(root);
 	g_autoptr(JsonObject) labels = id ? docker_labels(c, id, &e) : NULL;
 	if (e != NULL) {
-		fprintf(stderr, SHIM ": Docker container %.12s: %s\n", id, e->message);
+		refuse("Docker container %.12s: %s", id, e->message);
 		return FALSE;
 	}
 	if (labels != NULL)
 		dockerlabels_merge(config, labels);
 	OcispecRequest req;
 	if (!ocispec_request(config, NULL, &req, &e)) {
-		fprintf(stderr, SHIM ": %s: %s\n", path, e->message);
+		refuse("%s: %s", path, e->message);
 		return FALSE;
 	}
 	if (!ocispec_asks(&req))
@@ -235,7 +282,7 @@ static gboolean prepare_bundle(const ShimConfig *c, const char *bundle, const ch
 	if (req.mount)
 		ocispec_ensure_cgroup_mount(config);
 	if (!ocispec_save(root, path, &e)) {
-		fprintf(stderr, SHIM ": %s\n", e->message);
+		refuse("%s", e->message);
 		return FALSE;
 	}
 	return TRUE;
@@ -250,6 +297,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, SHIM ": %s\n", e->message);
 		return 1;
 	}
+	log_path = ocispec_log_of(argc, argv, &log_json);
 	g_autofree char *bundle = ocispec_bundle_of(argc, argv);
 	g_autofree char *id = ocispec_container_id_of(argc, argv);
 	if (bundle != NULL && cgroup2_host() && !prepare_bundle(&c, bundle, id))

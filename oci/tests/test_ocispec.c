@@ -191,6 +191,26 @@ Test(bundle_of, command_lines)
 	cr_assert_null(ocispec_bundle_of(1, none));
 }
 
+/* Where a refusal goes besides stderr: containerd-shim-runc-v2 shows Docker the runtime's last
+ * error from its --log file (json); podman passes --log=PATH with text. */
+Test(log_of, command_lines)
+{
+	gboolean json;
+	char *containerd[] = { "shim", "--root", "/r", "--log", "/l.json", "--log-format", "json",
+			       "create", "--bundle", "/b", "--log", "/not-global", "id", NULL };
+	g_autofree char *l1 = ocispec_log_of(13, containerd, &json);
+	cr_assert_str_eq(l1, "/l.json", "the global option, not an argument of create");
+	cr_assert(json);
+	char *text[] = { "shim", "--log=/l.txt", "--log-format=text", "create", "id", NULL };
+	g_autofree char *l2 = ocispec_log_of(5, text, &json);
+	cr_assert_str_eq(l2, "/l.txt");
+	cr_assert_not(json);
+	char *none[] = { "shim", "--root", "/r", "create", "id", NULL };
+	cr_assert_null(ocispec_log_of(5, none, &json));
+	char *dangling[] = { "shim", "--log", NULL };
+	cr_assert_null(ocispec_log_of(2, dangling, &json), "--log without its value");
+}
+
 Test(save, keeps_mode_and_replaces)
 {
 	g_autofree char *dir = g_dir_make_tmp("ocispec-XXXXXX", NULL);
