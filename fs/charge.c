@@ -132,13 +132,7 @@ static void warn_timed_out(int timeout_ms, bool killed)
 {
 	static GMutex lock;
 	static gint64 last;
-	gint64 now = g_get_monotonic_time();
-	g_mutex_lock(&lock);
-	bool quiet = last && now - last < 10 * G_USEC_PER_SEC;
-	if (!quiet)
-		last = now;
-	g_mutex_unlock(&lock);
-	if (!quiet)
+	if (fs_warn_due(&lock, &last))
 		g_warning("a caller's setxattr/mkdir did not finish in its cgroup within %d ms (a frozen "
 			  "cgroup?): its child %s, the caller is told to try again (EBUSY, EAGAIN)",
 			  timeout_ms, killed ? "was killed" : "could not be killed");

@@ -258,13 +258,7 @@ static void warn_refused(uint64_t id, pid_t tgid, uid_t uid, const char *why)
 {
 	static GMutex lock;
 	static gint64 last;
-	gint64 now = g_get_monotonic_time();
-	g_mutex_lock(&lock);
-	bool quiet = last && now - last < 10 * G_USEC_PER_SEC;
-	if (!quiet)
-		last = now;
-	g_mutex_unlock(&lock);
-	if (quiet)
+	if (!fs_warn_due(&lock, &last))
 		return;
 	g_warning("cgroup.event_control of cgroup %" G_GUINT64_FORMAT ": refused pid %d (uid %u): %s",
 		  id, (int)tgid, (unsigned)uid, why);

@@ -485,6 +485,19 @@ void fs_carry_listener_holder(fs_carry *c, int slot, int32_t tgid, uint64_t star
 void fs_carry_listener_clear(fs_carry *c, int slot);
 bool fs_carry_listener_get(fs_carry *c, int slot, fs_carried_listener *out);
 
+/* Rate limit for a warning a caller can provoke in a loop: true at most once per 10 s per
+ * (lock, last) pair, the caller's statics. Any thread. */
+static inline bool fs_warn_due(GMutex *lock, gint64 *last)
+{
+	gint64 now = g_get_monotonic_time();
+	g_mutex_lock(lock);
+	bool due = !*last || now - *last >= 10 * G_USEC_PER_SEC;
+	if (due)
+		*last = now;
+	g_mutex_unlock(lock);
+	return due;
+}
+
 /* Helpers shared by the op files. */
 static inline od_shadowfs *fs_of(fuse_req_t req)
 {
