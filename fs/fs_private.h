@@ -519,6 +519,12 @@ static inline int fs_reply_errno(int err)
 	return err == ENOSYS ? EPERM : err;
 }
 
+/* Every error reply of the file system: fs_reply_errno's err. */
+static inline void fs_reply_err(fuse_req_t req, int err)
+{
+	fuse_reply_err(req, fs_reply_errno(err));
+}
+
 /* Op entry points split across files. */
 void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi);
