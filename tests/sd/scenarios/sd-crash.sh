@@ -30,4 +30,4 @@ sd_leave_clean
 pass "SIGKILL of pid $old: pid $NEWPID served the same mount ($MOUNT_ID) after $SERVED_MS ms;" \
 	"readers: longest read $GAP_MS ms, failed $RFAILED (all begun before it served), none hung;" \
 	"hold kept (deadline unchanged), the kernel's kill $KILL_LATE ms after the deadline; $shown;" \
-	"the unit's cgroup: the daemon alone; no unclean termination"
+	"the unit's cgroup: the daemon and its zygote alone; no unclean termination"
