@@ -7,8 +7,7 @@
 # after that fails, none hangs, the longest read under 3 s; the hold's persisted deadline
 # unchanged, h held until it and the kernel's kill on time; NRestarts one more; the unit's
 # cgroup holds the new daemon and its charge zygote alone; no "unclean termination", left-over
-# process or time-out in
-# the journal.
+# process or time-out in the journal.
 # Cgroup (in a Delegate=yes unit): h, L = 32M, T = 50 s (the set-up before the event must leave 25-45 s of it: sd_time_left), a hog held.
 # Figures: time until served, the readers' longest read and failures (all before the restart
 # served), the kill's lateness, NRestarts and Result.
