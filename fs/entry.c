@@ -307,7 +307,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 		fs_v1_before_mkdir(req, dir->fd);
 	/* The new cgroup's kernel memory (its memcg, percpu statistics, kernfs nodes)
 	 * is charged to the caller's cgroup, not to ours (charge.h; issue 21, item 2). */
-	fs_charged_syscall mk = { SYS_mkdirat, { dir->fd, (long)name, (long)mode } };
+	fs_charged_syscall mk = { SYS_mkdirat, { FS_FD(dir->fd), FS_STR(name), FS_INT(mode) } };
 	g_autoptr(fs_caller) who = fs_caller_new(req);
 	int merr = fs_charged_call(fs, who, &mk, EAGAIN);
 	if (merr) {

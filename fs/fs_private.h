@@ -17,6 +17,7 @@
 
 #include "oomd/controller.h"
 #include "oomd/shadowfs.h"
+#include "oomd/zygote.h"
 
 /* Node ids and file handles: ids.h (what a successor decodes). */
 #include "ids.h"
@@ -362,6 +363,7 @@ struct od_shadowfs {
 	struct fuse_session *se;
 	od_controller *ctl;
 	od_shadowfs_opts opts;
+	od_zygote *own_zygote; /* forked by od_shadowfs_new when opts named none */
 	fs_inodes *inodes;
 	fs_poller *poller;
 	fs_ctlwatch *ctlw;

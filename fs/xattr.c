@@ -33,10 +33,10 @@ static fs_node *real_node(fuse_req_t req, fuse_ino_t ino, struct stat *st, int *
 	return n;
 }
 
-/* 0 with the node's path (and the caller, if asked for), or the errno to answer
- * (missing: for a synthetic file). */
+/* 0 with the node's path and descriptor (and the caller, if asked for), or the
+ * errno to answer (missing: for a synthetic file). */
 static int checked(fuse_req_t req, fuse_ino_t ino, const char *name, int mask, int missing,
-		   char path[64], fs_caller **who)
+		   char path[64], int *fd, fs_caller **who)
 {
 	struct stat st;
 	int err;
@@ -48,6 +48,8 @@ static int checked(fuse_req_t req, fuse_ino_t ino, const char *name, int mask, i
 	if (err)
 		return err;
 	fs_proc_path(path, n->fd);
+	if (fd)
+		*fd = n->fd;
 	if (who)
 		*who = g_steal_pointer(&c);
 	return 0;
@@ -61,10 +63,11 @@ void fs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char
 {
 	char path[64];
 	g_autoptr(fs_caller) c = NULL;
-	int err = checked(req, ino, name, W_OK, EPERM, path, &c);
+	int fd = -1;
+	int err = checked(req, ino, name, W_OK, EPERM, path, &fd, &c);
 	if (!err) {
-		fs_charged_syscall sx = { SYS_setxattr,
-					  { (long)path, (long)name, (long)value, (long)size, flags } };
+		fs_charged_syscall sx = { SYS_setxattr, { FS_FD_PATH(fd), FS_STR(name), FS_BUF(value, size),
+							  FS_INT(size), FS_INT(flags) } };
 		err = fs_charged_call(fs_of(req), c, &sx, EBUSY);
 	}
 	fs_reply_err(req, err);
@@ -73,7 +76,7 @@ void fs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char
 void fs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	char path[64];
-	int err = checked(req, ino, name, W_OK, ENODATA, path, NULL);
+	int err = checked(req, ino, name, W_OK, ENODATA, path, NULL, NULL);
 	if (!err && removexattr(path, name) < 0)
 		err = errno;
 	fs_reply_err(req, err);
@@ -119,7 +122,7 @@ static char *get_all(const char *path, const char *name, ssize_t *len, int *err)
 void fs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	char path[64];
-	int err = checked(req, ino, name, R_OK, ENODATA, path, NULL);
+	int err = checked(req, ino, name, R_OK, ENODATA, path, NULL, NULL);
 	if (err) {
 		fs_reply_err(req, err);
 		return;
