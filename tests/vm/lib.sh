@@ -425,7 +425,10 @@ swap_on() {
 	done
 	[ -n "$_d" ] || skip "no swap disk (/dev/nvme0n1: the run needs a '# disk: swap' scenario header)"
 	mkswap "$_d" >/dev/null 2>&1 || skip "mkswap $_d failed"
-	swapon "$_d" || skip "swapon $_d failed"
+	# on one CPU: swapon may switch static keys (frontswap on 6.1), see cpus_down
+	cpus_down
+	swapon "$_d" || { cpus_up; skip "swapon $_d failed"; }
+	cpus_up
 	log "swap on $_d: $(awk 'NR > 1 {print $3 " KiB"}' /proc/swaps)"
 }
 swap_off() {
