@@ -422,3 +422,25 @@ v1native_umount() {
 	cpus_up
 	echo $$ >"$V1N_CG/cgroup.procs" || echo "cannot return to $V1N_CG"
 }
+
+# swap_on: make swap of the emulated NVMe disk run-vm.sh attaches to a run whose scenarios say
+# "# disk: swap"; skips with the reason when there is none. /init turns it off after the scenario.
+swap_on() {
+	_d=''
+	for _i in 1 2 3 4 5 6 7 8 9 10; do
+		for _c in /dev/nvme0n1 /dev/nvme1n1; do [ -b "$_c" ] && _d=$_c; done
+		[ -n "$_d" ] && break
+		sleep 0.5
+	done
+	[ -n "$_d" ] || skip "no swap disk (/dev/nvme0n1: the run needs a '# disk: swap' scenario header)"
+	mkswap "$_d" >/dev/null 2>&1 || skip "mkswap $_d failed"
+	# on one CPU: swapon may switch static keys (frontswap on 6.1), see cpus_down
+	cpus_down
+	swapon "$_d" || { cpus_up; skip "swapon $_d failed"; }
+	cpus_up
+	log "swap on $_d: $(awk 'NR > 1 {print $3 " KiB"}' /proc/swaps)"
+}
+swap_off() {
+	awk 'NR > 1 {print $1}' /proc/swaps | while read -r _d; do swapoff "$_d"; done
+	return 0
+}

@@ -86,6 +86,14 @@ for s in $SCENARIOS; do
 	if grep -q '^# image: containers' "$HERE/scenarios/$s.sh"; then IMGOPTS=--containers; fi
 done
 
+# scenarios whose header says "# disk: swap" (d-v1memsw, bench-psi) get an emulated NVMe disk of
+# 256 MiB (built into every kernel we boot; virtio-blk, zram and loop are modules there) that
+# the scenario makes swap of itself (swap_on in lib.sh); the others boot without one
+DISKOPTS=''
+for s in $SCENARIOS; do
+	if grep -q '^# disk: swap' "$HERE/scenarios/$s.sh"; then DISKOPTS=swap; fi
+done
+
 OOMD_KERNELS=$KERNELS "$HERE/fetch-kernels.sh" "$CACHE" || { echo "run-vm: cannot get the kernels"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 
 ACCEL="-accel tcg"
@@ -101,10 +109,16 @@ SCENARIOS="$first$rest"
 ONLY=$(echo $SCENARIOS | tr ' ' ',')
 
 qemu_once() { # label image log: one boot; its exit status
+	disk=''
+	if [ -n "$DISKOPTS" ]; then
+		rm -f "$OUTDIR/swap-$1.img"
+		truncate -s 256M "$OUTDIR/swap-$1.img"
+		disk="-drive file=$OUTDIR/swap-$1.img,if=none,id=swp,format=raw,cache=unsafe -device nvme,serial=oomdswap,drive=swp"
+	fi
 	# shellcheck disable=SC2086
 	vm_slot timeout -k 10 "$VMTIMEOUT" qemu-system-x86_64 $ACCEL -m "${OOMD_VM_MEM:-1024}" -smp "${OOMD_VM_SMP:-2}" \
 		-nographic -no-reboot -nodefaults -serial stdio \
-		-kernel "$CACHE/$1/vmlinuz" -initrd "$2" \
+		-kernel "$CACHE/$1/vmlinuz" -initrd "$2" $disk \
 		-append "console=ttyS0 panic=-1 loglevel=4 maxcpus=1 oomd.kernel=$1 oomd.only=$ONLY oomd.timeout=${OOMD_VM_SCENARIO_TIMEOUT:-60} ${OOMD_VM_APPEND:-}" \
 		</dev/null >>"$3" 2>&1
 }
@@ -133,7 +147,7 @@ boot() { # label: build the initramfs, boot, write $OUTDIR/serial-<label>.log an
 		rc=0
 		qemu_once "$label" "$img" "$log" || rc=$?
 	fi
-	rm -f "$log.head"
+	rm -f "$log.head" "$OUTDIR/swap-$label.img"
 	echo "$rc" >"$OUTDIR/vm-$label.rc"
 }
 
