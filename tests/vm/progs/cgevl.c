@@ -21,9 +21,11 @@
  *       MiB, rests 1.5 s (a PSI window without stalls), prints "go <ms>", then touches
  *       EXTRA_MB more and keeps re-touching every page of both (one byte a page) until
  *       HOLD_MS after go, and exits; the parent prints "hog <ms> exit=<status>|killed=<sig>".
- *   cgevl hog CGDIR MB HOLD_MS
+ *   cgevl hog CGDIR MB HOLD_MS [--release FILE]
  *       a child joins CGDIR (cgroup.procs), touches MB MiB of anonymous memory 1 MiB at a
- *       time, holds it HOLD_MS and exits; prints "hog <ms> exit=<status>|killed=<sig>".
+ *       time, holds it HOLD_MS and exits; prints "hog <ms> exit=<status>|killed=<sig>" (after
+ *       the exit, so after the kernel uncharged its memory). With --release, the child writes
+ *       "<ms>\n" to FILE just before it exits: where usage begins to fall (d-v1memsw).
  * Times: CLOCK_MONOTONIC ms.
  */
 #include <errno.h>
@@ -184,7 +186,7 @@ static int thrash(const char *cg, long base, long extra, long hold)
 	return report(pid);
 }
 
-static int hog(const char *cg, long mb, long hold)
+static int hog(const char *cg, long mb, long hold, const char *release)
 {
 	pid_t pid = fork();
 	if (pid < 0)
@@ -198,6 +200,12 @@ static int hog(const char *cg, long mb, long hold)
 			memset(p, 0x5a, MiB);
 		}
 		vp_msleep(hold);
+		if (release) { /* an existing file (vp_put does not create) */
+			char line[32];
+			snprintf(line, sizeof line, "%ld\n", ms());
+			if (vp_put(release, line) != 0)
+				_exit(12);
+		}
 		_exit(0);
 	}
 	return report(pid);
@@ -220,11 +228,11 @@ int main(int argc, char **argv)
 				 (int)opt(argc, argv, 4, "--cfd", -1));
 	if (argc >= 4 && strcmp(argv[1], "psi") == 0)
 		return psi(argv[2], argv[3], opt(argc, argv, 4, "--timeout", 0));
-	if (argc == 5 && strcmp(argv[1], "hog") == 0)
-		return hog(argv[2], atol(argv[3]), atol(argv[4]));
+	if ((argc == 5 || (argc == 7 && strcmp(argv[5], "--release") == 0)) && strcmp(argv[1], "hog") == 0)
+		return hog(argv[2], atol(argv[3]), atol(argv[4]), argc == 7 ? argv[6] : NULL);
 	if (argc == 6 && strcmp(argv[1], "thrash") == 0)
 		return thrash(argv[2], atol(argv[3]), atol(argv[4]), atol(argv[5]));
 	fprintf(stderr, "usage: cgevl listen CONTROL_FILE ARGS [--timeout MS] [--cfd N] | cgevl psi CGDIR TRIGGER\n"
-			"       [--timeout MS] | cgevl hog CGDIR MB HOLD_MS | cgevl thrash CGDIR BASE_MB EXTRA_MB HOLD_MS\n");
+			"       [--timeout MS] | cgevl hog CGDIR MB HOLD_MS [--release FILE] | cgevl thrash CGDIR BASE_MB EXTRA_MB HOLD_MS\n");
 	return 2;
 }

@@ -108,6 +108,16 @@ if [ $native = 1 ]; then
 else
 	# 6.1's native transcript (d-v1perm on 6.1, 2026-12-05)
 	cat >/tmp/vp.out.native <<'GOLDEN'
+hog A: exit=0 exit=0
+hog B: killed
+pl-open: refused EACCES (open)
+pl-fd: refused EACCES
+us-open: refused EACCES (open)
+us-fd: refused EACCES
+root-low: A - B heard rmdir 1
+root-thr: A 2 B 2 rmdir 1
+u-thr2: A 2 B 0 rmdir 1
+u-fd2: A 2 B 0 rmdir 1
 GOLDEN
 fi
 start_daemon /shadow --layout v1
