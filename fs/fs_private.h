@@ -272,6 +272,11 @@ size_t fs_inodes_fds(fs_inodes *t, uid_t uid, size_t *of_uid, size_t *of_files);
 typedef struct fs_sweeper fs_sweeper;
 fs_sweeper *fs_sweeper_new(od_shadowfs *fs);
 void fs_sweeper_kick(fs_sweeper *w);
+/* File nodes hold more than FS_SWEEP_IDLE descriptors: the inode table wakes an idle
+ * sweeper (fs_sweeper_wake: never blocks, no sweep at once) as they pass it, whoever's
+ * lookups they are; the sweeper then sweeps every period while they stay above it. */
+#define FS_SWEEP_IDLE 256
+void fs_sweeper_wake(fs_sweeper *w);
 void fs_sweeper_free(fs_sweeper *w);
 /* The files the kernel knows (parent node id, name), for the sweeper: (uint64_t, char*)
  * pairs appended to out (names g_strdup'd). */

@@ -62,8 +62,14 @@ static bool charge_locked(fs_inodes *t, fs_node *node, uid_t uid, unsigned n)
 		fs_sweeper_kick(t->sweeper); /* before the share runs out: drop what is unused */
 	g_hash_table_insert(t->per_uid, k, GSIZE_TO_POINTER(had + n));
 	t->fds += n;
-	if (!node->is_dir)
+	if (!node->is_dir) {
+		/* root's lookups never kick: without this wake-up an idle sweeper slept through
+		 * 2,000 limit writes' memory.max nodes (bench-manage, 6.1: 2,000 file O_PATHs and
+		 * their directory dups still held 5 s after the last write) */
+		if (t->sweeper && t->file_fds <= FS_SWEEP_IDLE && t->file_fds + n > FS_SWEEP_IDLE)
+			fs_sweeper_wake(t->sweeper);
 		t->file_fds += n;
+	}
 	node->owner = uid;
 	node->nfds = n;
 	return true;

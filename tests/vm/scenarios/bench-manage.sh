@@ -5,30 +5,46 @@
 # cgroup.event_control) on every 10th. VM memory: OOMD_VM_MEM=3072 for N = 10,000.
 # only when named
 # Figures per N (OOMD_MANAGE_SIZES, default "2000 10000"): the limit writes (ms in all), the
-# daemon's RSS and descriptors 5 s after the last listener registered (the sweeper's first turn),
-# its descriptors by kind (cgroup directories, cgroup files, eventfds, other), the kernel memory
-# the daemon pins (inotify watches counted in its inotify descriptor's fdinfo; the slab caches
-# of kernfs nodes and attributes, dentries, inodes, FUSE inodes and inotify marks, and the Slab
-# total, before the daemon started and now), then SIGKILL and a restart: ms until "serving"
-# and RSS after it.
+# daemon's RSS (and where it is: heap, other anonymous, files) and descriptors 7 s after the
+# last listener registered (past the sweeper's first turn), its descriptors by kind (cgroup
+# directories kept O_PATH, the controller's O_RDONLY ones, cgroup files, eventfds, other), the
+# kernel memory the daemon pins (inotify watches counted in its inotify descriptor's fdinfo;
+# the slab caches of kernfs nodes and attributes, dentries, inodes, FUSE inodes, inotify
+# marks and open files, and the Slab total, before the daemon started and now, both after
+# `echo 2 > drop_caches` so that only what is referenced counts: bench.sh boots with
+# slab_nomerge so each cache is its own), then SIGKILL and a restart: ms until the last
+# child's delay reads back through the shadow (the mount serves again), until "serving"
+# (every cgroup adopted), and RSS after it.
 # BENCH lines: BENCH <kernel> manage N=<n> <key>=<value> ...
 # timeout: 3000
 . /oomd/lib.sh
 command -v v1listener >/dev/null || skip "tests/vm/progs/v1listener is not built"
 SIZES=${OOMD_MANAGE_SIZES:-2000 10000}
 L=$((16 * MiB))
+delay_is() { [ "$(cat "$1" 2>/dev/null)" = "$2" ]; }
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 fds() { ls "/proc/$1/fd" | wc -l; }
-# fd_kinds PID: "dirs=.. files=.. eventfds=.. other=.." of PID's descriptors
+# fd_kinds PID: "dirs=.. ctldirs=.. files=.. eventfds=.. others=.." of PID's descriptors
+# (dirs: O_PATH, the shadow's nodes; ctldirs: O_RDONLY, the controller's: fdinfo's flags)
 fd_kinds() {
 	for f in /proc/"$1"/fd/*; do
 		t=$(readlink "$f" 2>/dev/null) || continue
 		case $t in
-		/sys/fs/cgroup*) [ -d "$t" ] && echo dir || echo file ;;
+		/sys/fs/cgroup*)
+			if [ ! -d "$t" ]; then echo file; continue; fi
+			fl=$(awk '/^flags:/ { print $2 }' "/proc/$1/fdinfo/${f##*/}" 2>/dev/null)
+			# octal, with its leading 0; O_PATH is 010000000
+			if [ $((0${fl:-0} & 010000000)) != 0 ]; then echo dir; else echo ctldir; fi ;;
 		*eventfd*) echo eventfd ;;
 		*) echo other ;;
 		esac
 	done | sort | uniq -c | awk '{ printf "%ss=%s ", $2, $1 }'
+}
+# rss_where PID: resident kB of the heap, the other anonymous mappings, and files (libraries)
+rss_where() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / { k = $6 == "[heap]" ? "heap" : ($6 == "" || $6 ~ /^\[/) ? "anon" : "files" }
+		/^Rss:/ { r[k] += $2 } END { printf "heap_kb=%d anon_kb=%d files_kb=%d", r["heap"], r["anon"], r["files"] }' \
+		"/proc/$1/smaps"
 }
 # watches PID: inotify watches held by PID (one "inotify wd:" line each in the fdinfo)
 watches() {
@@ -39,7 +55,7 @@ watches() {
 }
 # slab: "cache=kB ..." of the caches the daemon's holdings live in, and the Slab total
 slab() {
-	awk '$1 ~ /^(kernfs_node_cache|kernfs_iattrs_cache|dentry|inode_cache|fuse_inode|inotify_inode_mark)$/ {
+	awk '$1 ~ /^(kernfs_node_cache|kernfs_iattrs_cache|dentry|inode_cache|fuse_inode|inotify_inode_mark|filp)$/ {
 		printf "%s=%d ", $1, $3 * $4 / 1024 }' /proc/slabinfo
 	awk '/^Slab:/ { printf "Slab=%d", $2 }' /proc/meminfo
 }
@@ -78,23 +94,35 @@ for N in $SIZES; do
 	nl=$((N / 10))
 	ready() { [ "$(ls /tmp/lr | wc -l)" -ge "$nl" ]; }
 	wait_for 600000 ready || fail "N=$N: $(ls /tmp/lr | wc -l) of $nl listeners registered"
-	odt sleep 5000
+	odt sleep 7000
 	rss=$(rss_kb "$DAEMON_PID")
+	where=$(rss_where "$DAEMON_PID")
 	nfd=$(fds "$DAEMON_PID")
 	kinds=$(fd_kinds "$DAEMON_PID")
 	nw=$(watches "$DAEMON_PID")
+	sync
+	echo 2 >/proc/sys/vm/drop_caches
+	odt sleep 2000
 	s1=$(slab)
+	nfd1=$(fds "$DAEMON_PID")
 	log "N=$N slab before the daemon: $s0; now: $s1"
+	log "N=$N fds after drop_caches: $nfd1 ($(fd_kinds "$DAEMON_PID"))"
 	kill_daemon
 	t0=$(now_ms)
-	restart_daemon
-	trestart=$(($(now_ms) - t0))
+	n0=$(grep -c 'serving ' /tmp/oomdelayfs.log)
+	_launch_daemon
+	wait_for 600000 delay_is "$sp/c$N/memory.oom_delay_millisecs" 5000 ||
+		fail "N=$N: c$N delay reads '$(cat "$sp/c$N/memory.oom_delay_millisecs" 2>&1)' 600 s after the restart"
+	tserve=$(($(now_ms) - t0))
+	wait_for 600000 _served "$n0" || fail "N=$N: the restarted daemon did not serve within 600 s"
+	tadopt=$(($(now_ms) - t0))
 	odt sleep 2000
 	rss2=$(rss_kb "$DAEMON_PID")
 	fd2=$(fds "$DAEMON_PID")
-	echo "BENCH $OOMD_KERNEL manage N=$N limits_ms=$tlim listeners=$nl rss_kb=$rss fds=$nfd $kinds" \
-		"watches=$nw $(slabdiff "$s0" "$s1") restart_serve_ms=$trestart rss_after_kb=$rss2 fds_after=$fd2"
-	summary="$summary N=$N: RSS $rss kB, $nfd fds ($kinds), $nw watches, restart $trestart ms;"
+	echo "BENCH $OOMD_KERNEL manage N=$N limits_ms=$tlim listeners=$nl rss_kb=$rss $where fds=$nfd $kinds" \
+		"watches=$nw fds_reclaimed=$nfd1 pinned: $(slabdiff "$s0" "$s1") restart_serve_ms=$tserve" \
+		"restart_adopted_ms=$tadopt rss_after_kb=$rss2 fds_after=$fd2"
+	summary="$summary N=$N: RSS $rss kB, $nfd fds ($kinds), $nw watches, restart $tserve ms (adopted $tadopt);"
 	stop_daemon
 	# shellcheck disable=SC2086
 	kill $LPIDS 2>/dev/null
