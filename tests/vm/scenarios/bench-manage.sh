@@ -24,21 +24,26 @@ L=$((16 * MiB))
 delay_is() { [ "$(cat "$1" 2>/dev/null)" = "$2" ]; }
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 fds() { ls "/proc/$1/fd" | wc -l; }
-# fd_kinds PID: "dirs=.. ctldirs=.. files=.. eventfds=.. others=.." of PID's descriptors
-# (dirs: O_PATH, the shadow's nodes; ctldirs: O_RDONLY, the controller's: fdinfo's flags)
+# fd_kinds PID: "dirs=.. ctldirs=.. files=.. eventfds=.. others=.." of PID's descriptors:
+# dirs are O_PATH (the shadow's nodes and their dups), ctldirs not (the controller's
+# O_RDONLY ones), by fdinfo's octal flags (O_PATH 010000000); a cgroup path whose last
+# component has a dot is a file (every cgroup file's name has one, these cgroups' none).
+# Two processes in all, not one per descriptor: a fork per descriptor took minutes at
+# 40,000 under TCG.
 fd_kinds() {
-	for f in /proc/"$1"/fd/*; do
-		t=$(readlink "$f" 2>/dev/null) || continue
-		case $t in
-		/sys/fs/cgroup*)
-			if [ ! -d "$t" ]; then echo file; continue; fi
-			fl=$(awk '/^flags:/ { print $2 }' "/proc/$1/fdinfo/${f##*/}" 2>/dev/null)
-			# octal, with its leading 0; O_PATH is 010000000
-			if [ $((0${fl:-0} & 010000000)) != 0 ]; then echo dir; else echo ctldir; fi ;;
-		*eventfd*) echo eventfd ;;
-		*) echo other ;;
-		esac
-	done | sort | uniq -c | awk '{ printf "%ss=%s ", $2, $1 }'
+	{
+		ls -l "/proc/$1/fd" | awk '$(NF - 1) == "->" { n = $(NF - 2); print "L", n, $NF }'
+		grep '^flags:' /proc/"$1"/fdinfo/* 2>/dev/null | sed 's|^.*/\([0-9]*\):flags:[[:space:]]*| F \1 |'
+	} | awk '$1 == "F" { f[$2] = $3; next } $1 == "L" { t[$2] = $3 }
+		END { for (n in t) { p = t[n]
+			if (p ~ /^\/sys\/fs\/cgroup/) {
+				m = p; sub(/.*\//, "", m)
+				if (m ~ /\./) k = "file"
+				else { o = f[n]; x = 0; for (i = 1; i <= length(o); i++) x = x * 8 + substr(o, i, 1)
+					k = int(x / 2097152) % 2 ? "dir" : "ctldir" }
+			} else if (p ~ /eventfd/) k = "eventfd"; else k = "other"
+			c[k]++ }
+		for (k in c) printf "%ss=%d ", k, c[k] }'
 }
 # rss_where PID: resident kB of the heap, the other anonymous mappings, and files (libraries)
 rss_where() {
