@@ -58,10 +58,11 @@ watches() {
 		grep -c '^inotify wd:' "/proc/$1/fdinfo/${f##*/}"
 	done | awk '{ n += $1 } END { print n + 0 }'
 }
-# slab: "cache=kB ..." of the caches the daemon's holdings live in, and the Slab total
+# slab: "cache=kB ..." (active objects x object size: freed objects in a slab page not
+# counted) of the caches the daemon's holdings live in, and the Slab total (pages)
 slab() {
 	awk '$1 ~ /^(kernfs_node_cache|kernfs_iattrs_cache|dentry|inode_cache|fuse_inode|inotify_inode_mark|filp)$/ {
-		printf "%s=%d ", $1, $3 * $4 / 1024 }' /proc/slabinfo
+		printf "%s=%d ", $1, $2 * $4 / 1024 }' /proc/slabinfo
 	awk '/^Slab:/ { printf "Slab=%d", $2 }' /proc/meminfo
 }
 slabdiff() { # A B: B - A for each key
