@@ -117,6 +117,9 @@ for N in $SIZES; do
 	nfd=$(fds "$DAEMON_PID")
 	kinds=$(fd_kinds "$DAEMON_PID")
 	nw=$(watches "$DAEMON_PID")
+	log "N=$N resident kB by mapping: $(awk '/^[0-9a-f]+-[0-9a-f]+ / { m = $6 ? $6 : "[anon]" } /^Rss:/ { r[m] += $2 }
+		END { for (k in r) print r[k], k }' "/proc/$DAEMON_PID/smaps" | sort -rn | head -n 16 | tr '\n' ' ')"
+	log "N=$N threads: $(cat /proc/"$DAEMON_PID"/task/*/comm | sort | uniq -c | tr -s ' \n' ' ')"
 	sync
 	echo 2 >/proc/sys/vm/drop_caches
 	odt sleep 2000
