@@ -270,6 +270,17 @@ static fs_node *insert_locked(fs_inodes *t, fs_node *n, uint64_t preferred, uid_
 	return n;
 }
 
+fs_node *fs_inodes_ref_known(fs_inodes *t, const struct stat *st)
+{
+	fs_node k = { .dev = st->st_dev, .ino = st->st_ino, .tag = 0 }; /* a key */
+	g_mutex_lock(&t->lock);
+	fs_node *n = g_hash_table_lookup(t->by_key, &k);
+	if (n)
+		n->nlookup++;
+	g_mutex_unlock(&t->lock);
+	return n;
+}
+
 fs_node *fs_inodes_intern_real(fs_inodes *t, const fs_node *dir, int fd, const struct stat *st,
 			       const char *name, uid_t uid, int *err)
 {
