@@ -80,6 +80,19 @@ int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, uid_t uid,
 		return 0; /* a regular file: nothing kept */
 	}
 
+	/* an object the kernel already knows needs no descriptor: its node has one */
+	if (fstatat(dir->fd, name, &e->attr, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno;
+	if (!fs_v1_shows_real(fs->opts.v1_layout, S_ISDIR(e->attr.st_mode)))
+		return ENOENT; /* the v1 view shows cgroups and its own files only */
+	fs_node *known = fs_inodes_ref_known(fs->inodes, &e->attr);
+	if (known) {
+		e->ino = known->nodeid;
+		e->attr_timeout = e->entry_timeout = fs_cache_of(fs->opts.cache_s, e->attr.st_mode);
+		kernel_facing_size(&e->attr);
+		return 0;
+	}
+
 	int fd = openat(dir->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return errno;

@@ -17,16 +17,12 @@
  * the node's 64-bit id, which is also st_ino on 64-bit kernels. */
 #define FS_FILEID_KERNFS 0xfe
 
-typedef struct {
-	dev_t dev;
-	ino_t ino;
-	unsigned tag;
-} fs_key;
-
 struct fs_inodes {
 	GMutex lock;
 	GHashTable *by_id;  /* &node->nodeid -> node */
-	GHashTable *by_key; /* fs_key* (owned) -> node */
+	/* the nodes themselves, a set keyed by their (dev, ino, tag): no key of its own to
+	 * allocate, one array for keys and values (glib's set mode) */
+	GHashTable *by_key;
 	uint64_t next_fallback;
 	fs_node *root;
 	bool revive; /* ids may come from a previous server (fs_inodes_enable_revive) */
@@ -62,8 +58,14 @@ static bool charge_locked(fs_inodes *t, fs_node *node, uid_t uid, unsigned n)
 		fs_sweeper_kick(t->sweeper); /* before the share runs out: drop what is unused */
 	g_hash_table_insert(t->per_uid, k, GSIZE_TO_POINTER(had + n));
 	t->fds += n;
-	if (!node->is_dir)
+	if (!node->is_dir) {
+		/* root's lookups never kick: without this wake-up an idle sweeper slept through
+		 * 2,000 limit writes' memory.max nodes (bench-manage, 6.1: 2,000 file O_PATHs and
+		 * their directory dups still held 5 s after the last write) */
+		if (t->sweeper && t->file_fds <= FS_SWEEP_IDLE && t->file_fds + n > FS_SWEEP_IDLE)
+			fs_sweeper_wake(t->sweeper);
 		t->file_fds += n;
+	}
 	node->owner = uid;
 	node->nfds = n;
 	return true;
@@ -121,7 +123,7 @@ void fs_inodes_files(fs_inodes *t, GArray *parents, GPtrArray *names)
 
 static guint key_hash(gconstpointer p)
 {
-	const fs_key *k = p;
+	const fs_node *k = p;
 	uint64_t h = (uint64_t)k->ino * UINT64_C(0x9E3779B97F4A7C15);
 	h ^= (uint64_t)k->dev + ((uint64_t)k->tag << 32);
 	return (guint)(h ^ (h >> 32));
@@ -129,7 +131,7 @@ static guint key_hash(gconstpointer p)
 
 static gboolean key_equal(gconstpointer a, gconstpointer b)
 {
-	const fs_key *x = a, *y = b;
+	const fs_node *x = a, *y = b;
 	return x->dev == y->dev && x->ino == y->ino && x->tag == y->tag;
 }
 
@@ -162,7 +164,7 @@ fs_inodes *fs_inodes_new(int root_fd, int *err)
 	fs_inodes *t = g_new0(fs_inodes, 1);
 	g_mutex_init(&t->lock);
 	t->by_id = g_hash_table_new(g_int64_hash, g_int64_equal);
-	t->by_key = g_hash_table_new_full(key_hash, key_equal, g_free, NULL);
+	t->by_key = g_hash_table_new(key_hash, key_equal);
 	t->per_uid = g_hash_table_new(g_direct_hash, g_direct_equal);
 	t->next_fallback = FS_FALLBACK_BASE;
 
@@ -178,9 +180,7 @@ fs_inodes *fs_inodes_new(int root_fd, int *err)
 	r->cg_dirfd = -1;
 	r->is_dir = true;
 	t->root = r;
-	fs_key *k = g_new(fs_key, 1);
-	*k = (fs_key){ st.st_dev, st.st_ino, 0 };
-	g_hash_table_insert(t->by_key, k, r);
+	g_hash_table_add(t->by_key, r);
 	g_hash_table_insert(t->by_id, &r->nodeid, r);
 	return t;
 }
@@ -256,8 +256,7 @@ static uint64_t pick_id(fs_inodes *t, uint64_t preferred)
  * its descriptors charged to uid; NULL when uid's share is spent. */
 static fs_node *insert_locked(fs_inodes *t, fs_node *n, uint64_t preferred, uid_t uid)
 {
-	fs_key k = { n->dev, n->ino, n->tag };
-	fs_node *old = g_hash_table_lookup(t->by_key, &k);
+	fs_node *old = g_hash_table_lookup(t->by_key, n);
 	if (old) {
 		old->nlookup++;
 		return old;
@@ -266,17 +265,26 @@ static fs_node *insert_locked(fs_inodes *t, fs_node *n, uint64_t preferred, uid_
 		return NULL;
 	n->nodeid = pick_id(t, preferred);
 	n->nlookup = 1;
-	fs_key *kk = g_new(fs_key, 1);
-	*kk = k;
-	g_hash_table_insert(t->by_key, kk, n);
+	g_hash_table_add(t->by_key, n);
 	g_hash_table_insert(t->by_id, &n->nodeid, n);
+	return n;
+}
+
+fs_node *fs_inodes_ref_known(fs_inodes *t, const struct stat *st)
+{
+	fs_node k = { .dev = st->st_dev, .ino = st->st_ino, .tag = 0 }; /* a key */
+	g_mutex_lock(&t->lock);
+	fs_node *n = g_hash_table_lookup(t->by_key, &k);
+	if (n)
+		n->nlookup++;
+	g_mutex_unlock(&t->lock);
 	return n;
 }
 
 fs_node *fs_inodes_intern_real(fs_inodes *t, const fs_node *dir, int fd, const struct stat *st,
 			       const char *name, uid_t uid, int *err)
 {
-	fs_key k = { st->st_dev, st->st_ino, 0 };
+	fs_node k = { .dev = st->st_dev, .ino = st->st_ino, .tag = 0 }; /* a key */
 
 	/* Fast path: known object, no allocation. */
 	g_mutex_lock(&t->lock);
@@ -341,7 +349,7 @@ fs_node *fs_inodes_intern_real(fs_inodes *t, const fs_node *dir, int fd, const s
 fs_node *fs_inodes_intern_synth(fs_inodes *t, const fs_node *dir, const fs_synth *s, uid_t uid,
 				int *err)
 {
-	fs_key k = { dir->dev, dir->ino, s->index + 1 };
+	fs_node k = { .dev = dir->dev, .ino = dir->ino, .tag = s->index + 1 }; /* a key */
 	g_mutex_lock(&t->lock);
 	fs_node *old = g_hash_table_lookup(t->by_key, &k);
 	if (old) {
@@ -395,8 +403,7 @@ void fs_inodes_forget(fs_inodes *t, fuse_ino_t id, uint64_t n)
 		g_mutex_unlock(&t->lock);
 		return;
 	}
-	fs_key key = { node->dev, node->ino, node->tag };
-	g_hash_table_remove(t->by_key, &key);
+	g_hash_table_remove(t->by_key, node);
 	g_hash_table_remove(t->by_id, &node->nodeid);
 	uncharge_locked(t, node);
 	g_mutex_unlock(&t->lock);
@@ -405,7 +412,7 @@ void fs_inodes_forget(fs_inodes *t, fuse_ino_t id, uint64_t n)
 
 uint64_t fs_inodes_find_synth(fs_inodes *t, dev_t dev, ino_t ino, const fs_synth *s)
 {
-	fs_key k = { dev, ino, s->index + 1 };
+	fs_node k = { .dev = dev, .ino = ino, .tag = s->index + 1 }; /* a key */
 	g_mutex_lock(&t->lock);
 	fs_node *n = g_hash_table_lookup(t->by_key, &k);
 	uint64_t id = n ? n->nodeid : 0;
@@ -417,7 +424,7 @@ uint64_t fs_inodes_find_dir(fs_inodes *t, uint64_t id)
 {
 	if (id == t->root->ino)
 		return FUSE_ROOT_ID;
-	fs_key k = { t->root->dev, (ino_t)id, 0 };
+	fs_node k = { .dev = t->root->dev, .ino = (ino_t)id, .tag = 0 }; /* a key */
 	g_mutex_lock(&t->lock);
 	fs_node *n = g_hash_table_lookup(t->by_key, &k);
 	uint64_t got = n && n->is_dir ? n->nodeid : 0;

@@ -27,7 +27,6 @@
 
 #define FS_SWEEP_PERIOD_S 5
 #define FS_SWEEP_PERIOD_MAX_S 20
-#define FS_SWEEP_IDLE 256
 
 struct fs_sweeper {
 	od_shadowfs *fs;
@@ -128,6 +127,15 @@ void fs_sweeper_kick(fs_sweeper *w)
 	g_mutex_lock(&w->lock);
 	w->kicked = true;
 	g_cond_signal(&w->cond);
+	g_mutex_unlock(&w->lock);
+}
+
+void fs_sweeper_wake(fs_sweeper *w)
+{
+	if (!w)
+		return;
+	g_mutex_lock(&w->lock);
+	g_cond_signal(&w->cond); /* an idle wait becomes the busy one: a sweep a period later */
 	g_mutex_unlock(&w->lock);
 }
 
