@@ -226,5 +226,33 @@ class Engines(unittest.TestCase):
         if c.has_section("docker"):
             self.assertEqual(c["docker"]["data-root"], "/var/lib/docker")
 
+
+class Unit(unittest.TestCase):
+    """The systemd unit's least privilege (issue 21, deliverable 5)."""
+
+    def setUp(self):
+        self.unit = read("packaging/oomdelayfs.service")
+
+    def directives(self):
+        return {m.group(1) for m in re.finditer(r"^([A-Za-z]+)=", self.unit, re.M)}
+
+    def test_capabilities_are_the_ones_s_caps_proves(self):
+        caps = re.search(r"^CapabilityBoundingSet=(.*)$", self.unit, re.M).group(1).split()
+        scen = read("tests/vm/scenarios/s-caps.sh")
+        tried = re.search(r"^CAPS=(\S+)$", scen, re.M).group(1).split(",")
+        self.assertEqual(sorted(c.lower().removeprefix("cap_") for c in caps), sorted(tried))
+
+    def test_no_mount_namespace_and_nothing_that_breaks_the_mount(self):
+        # each would hide the FUSE mount in a namespace of the service's own, make
+        # /sys/fs/cgroup read-only, close /dev/fuse, or refuse clone3 / SCHED_FIFO
+        forbidden = {"PrivateTmp", "ProtectSystem", "ProtectHome", "ReadWritePaths",
+                     "ReadOnlyPaths", "InaccessiblePaths", "PrivateDevices", "ProtectKernelTunables",
+                     "ProtectKernelModules", "ProtectKernelLogs", "ProtectControlGroups",
+                     "ProtectHostname", "ProtectProc", "TemporaryFileSystem", "PrivateMounts",
+                     "BindPaths", "BindReadOnlyPaths", "ProtectClock", "DeviceAllow",
+                     "RestrictNamespaces", "RestrictRealtime", "RestrictSUIDSGID",
+                     "RuntimeDirectory", "PrivateNetwork", "MountFlags"}
+        self.assertEqual(self.directives() & forbidden, set())
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -1,0 +1,56 @@
+# s-caps (issue 21, deliverable 5): the capabilities the systemd unit keeps are enough. The
+# unit (packaging/oomdelayfs.service) sets CapabilityBoundingSet= to the list below (the
+# packaging test checks that the two lists are the same); here the daemon runs with only these
+# in its bounding set (odt capbset: what systemd's CapabilityBoundingSet= makes of a root
+# service), and does what needs each of them:
+#   sys_admin        the FUSE mount (allow_other), trusted.* xattrs of its state
+#   dac_read_search  open_by_handle_at (a successor's revived handles)
+#   dac_override, fowner, fsetid, chown   writing every cgroup's files, a caller's new cgroup
+#                    given to it (fchownat), its mode kept (chmod)
+#   setuid, setgid   opens made with the caller's fsuid/fsgid (setfsuid)
+#   sys_ptrace       pidfd_getfd of a caller's eventfd (cgroup.event_control), /proc of others
+#   kill             SIGKILL of a cgroup's tasks of another uid (group kill)
+#   sys_nice         nice -20 and SCHED_FIFO for the deadline thread
+#   ipc_lock, sys_resource   mlockall, oom_score_adj -1000, RLIMIT_NOFILE up to fs.nr_open
+# Passes when the daemon starts with no privilege warning, its effective set is exactly the
+# list, and: a delegated uid 1000 makes and labels a cgroup through the shadow (charged to it,
+# given to it); uid 1000's v1 listener on a root-owned cgroup is signalled at the onset; the
+# hog over L is killed on time; SIGTERM stops it.
+# Figures: the kill's lateness, the listener's signal.
+# timeout: 180
+. /oomd/lib.sh
+CAPS=chown,dac_override,dac_read_search,fowner,fsetid,kill,setgid,setuid,ipc_lock,sys_ptrace,sys_admin,sys_nice,sys_resource
+# CAP_ numbers of the list (capability.h): the effective set the daemon must have
+WANT=$(( (1 << 0) | (1 << 1) | (1 << 2) | (1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) |
+	(1 << 14) | (1 << 19) | (1 << 21) | (1 << 23) | (1 << 24) ))
+OOMD_DAEMON_WRAP="odt capbset $CAPS" start_daemon /shadow
+eff=$(awk '$1 == "CapEff:" { print $2 }' "/proc/$DAEMON_PID/status")
+[ "$((0x$eff))" = "$WANT" ] || fail "the daemon's effective set is $eff, not $(printf %016x "$WANT")"
+[ "$(cat "/proc/$DAEMON_PID/oom_score_adj")" = -1000 ] || fail "oom_score_adj $(cat "/proc/$DAEMON_PID/oom_score_adj")"
+grep -iE 'not permitted|permission denied|cannot (lock|set)' /tmp/oomdelayfs.log &&
+	fail "a privilege the daemon wanted is missing: $(grep -iE 'not permitted|permission denied|cannot' /tmp/oomdelayfs.log | head -3)"
+# a delegated tenant makes and labels a cgroup through the shadow
+t=$(mkcg t)
+echo +memory >"$t/cgroup.subtree_control" || fail "+memory in $t"
+delegate "$t" 1000
+odt asuser 1000 1000 mkdir "$t/w" || fail "uid 1000 cannot make $t/w"
+st=/shadow${t#$CGROOT}
+o=$(sh -c "echo \$\$ >$t/w/cgroup.procs && exec odt asuser 1000 1000 sh -c 'mkdir $st/c && odt xattr set $st/c user.note hi && odt xattr get $st/c user.note'" 2>&1)
+[ "$o" = hi ] || fail "uid 1000 could not make and label a cgroup: '$o' ($(tail -n 3 /tmp/oomdelayfs.log))"
+[ "$(stat -c %u "$t/c")" = 1000 ] || fail "$t/c is not uid 1000's: $(ls -ldn "$t/c")"
+# uid 1000's v1 listener on a root-owned cgroup, then the onset and the kill there
+x=$(mkcg x); sx=/shadow${x#$CGROOT}
+setknob "$sx" memory.max $((32 * MiB))
+setknob "$sx" memory.oom_delay_millisecs 600
+rm -f /tmp/caps.ready
+odt asuser 1000 1000 v1listener "$sx" --count 1 --timeout 60000 --ready /tmp/caps.ready >/tmp/caps.l 2>&1 &
+LPID=$!
+wait_for 5000 test -e /tmp/caps.ready || fail "uid 1000's listener did not register: $(cat /tmp/caps.l)"
+kl=$(killed_on_time "$x" "$sx")
+wait "$LPID"; lrc=$?
+grep -q '^signal 1 ' /tmp/caps.l || fail "uid 1000's listener was not signalled (exit $lrc): $(cat /tmp/caps.l)"
+stop_daemon
+[ "$DAEMON_STOP" = term ] || fail "the daemon did not stop on SIGTERM ($DAEMON_STOP)"
+grep -iE 'not permitted|permission denied' /tmp/oomdelayfs.log &&
+	fail "a privilege was missing on the way: $(grep -iE 'not permitted|permission denied' /tmp/oomdelayfs.log | head -3)"
+pass "effective set $eff (the unit's 13); uid 1000's mkdir+label and listener work; kill +$kl ms; stopped on SIGTERM"
