@@ -132,12 +132,13 @@ sg=$(shadow_of "$g")
 echo "$L" >"$sg/memory.max" || fail "cannot write memory.max through the shadow ($g)"
 echo "$T" >"$sg/memory.oom_delay_millisecs" || fail "cannot write memory.oom_delay_millisecs ($g)"
 k0=$(evkey "$g" oom_kill)
-pressure killwatch "$g" 0 --timeout 600000 --emptied >"/run/oomd-sd/kw.$(basename "$g")" 2>&1 &
 HOG_REPORT=/run/oomd-sd/hog.lpriv.g
 : >"$HOG_REPORT" && chown 1000 "$HOG_REPORT" || fail "cannot make $HOG_REPORT uid 1000's"
 sh -c "echo \$\$ >$g/cgroup.procs && exec setpriv --reuid=1000 --regid=1000 --clear-groups odt hog 256 --report $HOG_REPORT" &
 HOG_PID=$!
 wait_for 30000 under_oom "$sg" || fail "no hold in $g within 30 s (usage $(current "$g"))"
+# watched once the hog is in it (--emptied: populated 0, which an empty cgroup is at once)
+pressure killwatch "$g" 0 --timeout 600000 --emptied >"/run/oomd-sd/kw.$(basename "$g")" 2>&1 &
 [ "$(awk '$1 == "Uid:" { print $2 }' /proc/"$HOG_PID"/status)" = 1000 ] || fail "the hog is not uid 1000's"
 dlns=$(deadline_ns "$g")
 held_until $((dlns / 1000000)) "$g" "$k0" "$HOG_PID"
