@@ -34,18 +34,32 @@ void __attribute__((noinline)) ctl_prefault_stack(void)
  * The kill actuator may already be asleep on its queue when the priority is set:
  * od_controller_set_rt_priority wakes it, and it applies it after every wake-up. */
 static _Thread_local int rt_applied; /* what this thread has asked for (0: none) */
+static _Thread_local int rt_refused = -1; /* a priority refused (logged): not asked again */
 
 void ctl_apply_rt(od_controller *c, const char *who)
 {
 	int prio = g_atomic_int_get(&c->rt_prio);
-	if (prio == rt_applied)
+	if (prio == rt_applied || prio == rt_refused)
 		return;
 	struct sched_param sp = { .sched_priority = prio };
 	int r = pthread_setschedparam(pthread_self(), prio ? SCHED_FIFO : SCHED_OTHER, &sp);
-	if (r)
+	if (r) {
 		g_warning("%s: SCHED_FIFO priority %d: %s: it keeps its niceness", who, prio,
 			  g_strerror(r));
-	rt_applied = prio; /* a refusal is not retried */
+		rt_refused = prio;
+		return;
+	}
+	rt_applied = prio;
+}
+
+/* Back to SCHED_OTHER: sched_setscheduler keeps the niceness (static_prio). */
+void ctl_drop_rt(void)
+{
+	if (!rt_applied)
+		return;
+	struct sched_param sp = { .sched_priority = 0 };
+	if (pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp) == 0)
+		rt_applied = 0;
 }
 
 void ctl_lock_init(od_controller *c)

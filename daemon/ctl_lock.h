@@ -2,8 +2,9 @@
  * thread, the actuators) calls ctl_lock/ctl_unlock around pure engine work only;
  * ctl_lock blocks until the lock is free. A thread below the controller's niceness
  * is raised to it while it holds the lock. ctl_apply_rt puts the calling thread at
- * the controller's real-time priority (the deadline thread, the kill actuator);
- * it never blocks and returns nothing (a refusal is logged once per thread).
+ * the controller's real-time priority (the deadline thread, the kill actuator, an
+ * actuator while it runs a kill); it never blocks and returns nothing (a refusal
+ * is logged once per thread).
  */
 #ifndef OOMD_CTL_LOCK_H
 #define OOMD_CTL_LOCK_H
@@ -23,6 +24,9 @@ void ctl_lock(od_controller *c, const char *site);
 void ctl_unlock(od_controller *c);
 
 void ctl_apply_rt(od_controller *c, const char *who); /* who: for the refusal's log line */
+/* Back from ctl_apply_rt to SCHED_OTHER at the thread's niceness (an actuator that
+ * ran a kill for the busy kill actuator). Never blocks. */
+void ctl_drop_rt(void);
 /* Touches this thread's stack up front (pages are locked as they are first touched). */
 void ctl_prefault_stack(void);
 

@@ -33,6 +33,7 @@
 #include "oomd/status.h"
 #include "oomd/supervisor.h"
 #include "oomd/watcher.h"
+#include "oomd/zygote.h"
 
 typedef struct {
 	GMainLoop *loop;
@@ -278,6 +279,11 @@ int main(int argc, char **argv)
 
 	if (o.protect_min && !o.release_all)
 		protect_self(root_fd, o.protect_min);
+	/* The charge zygote (fs/zygote.h): the children of the callers' charged calls are
+	 * its, never ours, so that none is born holding /dev/fuse. Forked here, in our
+	 * cgroup, before mlockall and any thread, while the copy is small; it closes every
+	 * descriptor but its socket (the kept ones, taken over above, included). */
+	od_zygote *zygote = o.release_all ? NULL : od_zygote_new();
 	int started_nice = od_harden(o.nice);
 
 	od_controller *ctl = od_controller_new(&o.cfg);
@@ -321,6 +327,7 @@ int main(int argc, char **argv)
 	fo.fuse_fd = kept.fuse_fd; /* -1, -1 unless taken over; owned by od_shadowfs_new */
 	fo.state_fd = kept.state_fd;
 	fo.kept_outside = od_notify_available(); /* od_fdstore_keep will try */
+	fo.zygote = zygote;
 
 	daemon_ctx d = { .ctl = ctl, .fuse_nice = started_nice };
 	d.loop = g_main_loop_new(NULL, FALSE);
@@ -338,6 +345,7 @@ int main(int argc, char **argv)
 			od_audit_free(audit);
 			od_controller_free(ctl);
 			g_main_loop_unref(d.loop);
+			od_zygote_free(zygote);
 			return fail(OD_EXIT_FAILURE, o.mountpoint, err);
 		}
 		/* Nothing may stay raised or frozen because we failed to mount. */
@@ -347,6 +355,7 @@ int main(int argc, char **argv)
 		od_audit_free(audit);
 		od_controller_free(ctl);
 		g_main_loop_unref(d.loop);
+		od_zygote_free(zygote);
 		return fail(OD_EXIT_FUSE, o.mountpoint, err);
 	}
 	od_audit_set_fs(audit, d.fs);
@@ -408,6 +417,7 @@ int main(int argc, char **argv)
 	od_audit_set_fs(audit, NULL);
 	od_watcher_on_change(w, NULL, NULL);
 	od_shadowfs_free(d.fs);
+	od_zygote_free(zygote); /* after the file system: no charged call is in flight */
 	od_watcher_free(w);
 	od_audit_free(audit); /* before the controller: it removes its hooks */
 	od_controller_free(ctl);

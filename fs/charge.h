@@ -10,18 +10,24 @@
  * made by clone3(CLONE_INTO_CGROUP) straight into the caller's cgroup: the caller's
  * limit applies as if it had made the call on the real tree.
  *
- * The child shares our memory (CLONE_VM, its own small stack; on other
- * architectures than x86_64 a fork). It is a few instructions of assembly: the one
- * system call, its result stored where we read it once the child is reaped, exit.
- * No C code, no libc, no errno: it runs beside the worker that made it and shares
- * that worker's TLS. Exit signal 0 (no SIGCHLD); reaped through its pidfd.
+ * The child is the charge zygote's, not ours (zygote.h): made by the daemon, it was
+ * born with a copy of the daemon's descriptor table, /dev/fuse included, and a
+ * child born frozen kept that copy past the daemon's death (s-charge-orphan). The
+ * worker sends the call (its descriptors by SCM_RIGHTS, its bytes copied) and
+ * waits for the answer (zygote_link.h); the zygote's child shares the zygote's
+ * memory (CLONE_VM, its own small stack; on other architectures than x86_64 a
+ * fork). It is a few instructions of assembly: the one system call, its result
+ * stored where the zygote reads it once the child is reaped, exit. Exit signal 0
+ * (no SIGCHLD); reaped through its pidfd.
  *
- * The worker waits for the child at most FS_CHARGE_TIMEOUT_MS, then SIGKILLs and
- * reaps it and answers the operation's "not now" errno (below). Why not
- * CLONE_VFORK (the first version): a tenant that owns its cgroup's cgroup.freeze
- * can freeze it between its request and our clone; the child is frozen before it runs (cgroup_post_fork sets the freeze trap
- * of a frozen cgroup's new task), and vfork's wait (wait_for_vfork_done) ends only
- * on the child's exit or a fatal signal to the worker itself: the worker was the
+ * The zygote kills the child after FS_CHARGE_TIMEOUT_MS, reaps it and answers the
+ * time-out; the worker answers the operation's "not now" errno (below); a zygote
+ * that does not answer costs the worker FS_ZYGOTE_GRACE_MS more, never a wait for
+ * a thaw. Why not CLONE_VFORK (the first version): a tenant that owns its
+ * cgroup's cgroup.freeze can freeze it between its request and the clone; the
+ * child is frozen before it runs (cgroup_post_fork sets the freeze trap of a frozen
+ * cgroup's new task), and vfork's wait (wait_for_vfork_done) ends only on the
+ * child's exit or a fatal signal to the worker itself: the worker was the
  * tenant's until the thaw (s-charge-freeze; the review of stop 24). A frozen task
  * dies on SIGKILL in cgroup v2 (the freezer lets fatal signals through), so the
  * reap after the kill is immediate. A kill that lands while the child is inside the
@@ -52,29 +58,27 @@
  *
  * The child counts in the caller's pids.max ("not now", as the caller's own fork
  * would fail) and dies with the caller's cgroup (cgroup.kill, a kill by the OOM
- * killer: ENOMEM, the charge's own failure). It inherits our oom_score_adj
- * (-1000): the OOM killer never picks it, which matters, as a victim that shares
+ * killer: ENOMEM, the charge's own failure). It inherits the zygote's
+ * oom_score_adj (-1000): the OOM killer never picks it, which matters, as a victim that shares
  * its mm takes every process sharing it along (__oom_kill_process).
  *
  * A served tree that is not cgroup2 (the fs tests' stand-in) has no cgroup to
  * charge: the call runs on the calling thread.
- * FUSE workers only; blocks for one clone and the call, at most the time-out.
+ * FUSE workers only; blocks for the call, at most the time-out and the grace.
  * Not on the kill path.
  */
 #ifndef OOMD_FS_CHARGE_H
 #define OOMD_FS_CHARGE_H
 
 #include "fs_private.h"
+#include "zygote.h"
 
 #define FS_CHARGE_TIMEOUT_MS 2000
 #define FS_CHARGE_PER_UID 2
 
-/* One system call: its number and arguments (pointers into the caller's memory
- * stay valid: nothing returns before the child is gone). */
-typedef struct {
-	long nr;
-	long arg[6];
-} fs_charged_syscall;
+/* fs_charged_syscall (zygote.h): the call's number and its arguments, each an
+ * integer, a descriptor of ours, bytes (copied: input only) or the /proc/self/fd
+ * path of a descriptor of ours. */
 
 /* sc in the caller's cgroup (as /proc/<tid>/cgroup names it, under the cgroup2
  * mount that holds the served tree); a thread in a threaded cgroup, or a cgroup
@@ -84,11 +88,5 @@ typedef struct {
  * "not now", for any EAGAIN: the time-out, too many of this uid's in flight, the
  * caller's pids.max). Never ENOSYS (fs_reply_errno). */
 int fs_charged_call(od_shadowfs *fs, const fs_caller *c, const fs_charged_syscall *sc, int busy);
-
-/* The mechanism alone (for the unit test): sc in a child placed in cgroup cg
- * (-1: in ours), waited for at most timeout_ms. 0 or errno (EAGAIN: the time-out,
- * the child killed; clone3's own errno as is); *placed false when
- * the cgroup takes no process (threaded: EOPNOTSUPP; internal-process rule: EBUSY). */
-int fs_charge_run(int cg, const fs_charged_syscall *sc, int timeout_ms, bool *placed);
 
 #endif

@@ -72,13 +72,13 @@ void fs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	fs_node *n = fs_inodes_get(fs_of(req)->inodes, ino);
 	if (!n) {
-		fuse_reply_err(req, ESTALE);
+		fs_reply_err(req, ESTALE);
 		return;
 	}
 	int err = 0;
 	fs_dir *d = dir_open(fs_of(req), n, &err);
 	if (!d) {
-		fuse_reply_err(req, err);
+		fs_reply_err(req, err);
 		return;
 	}
 	d->fh = fi->fh = fs_handle_track(fs_of(req), d, dir_close, O_RDONLY, 0, true);
@@ -163,14 +163,14 @@ static void list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct 
 		int err = refresh(d);
 		if (err) {
 			g_mutex_unlock(&d->lock);
-			fuse_reply_err(req, err);
+			fs_reply_err(req, err);
 			return;
 		}
 	}
 	char *buf = g_try_malloc(size ? size : 1);
 	if (!buf) {
 		g_mutex_unlock(&d->lock);
-		fuse_reply_err(req, ENOMEM);
+		fs_reply_err(req, ENOMEM);
 		return;
 	}
 	size_t used = 0;

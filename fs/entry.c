@@ -111,13 +111,13 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	od_shadowfs *fs = fs_of(req);
 	fs_node *dir = fs_inodes_get(fs->inodes, parent);
 	if (!dir) {
-		fuse_reply_err(req, ESTALE);
+		fs_reply_err(req, ESTALE);
 		return;
 	}
 	struct fuse_entry_param e;
 	int err = fs_do_lookup(fs, dir, name, fuse_req_ctx(req)->uid, &e);
 	if (err) {
-		fuse_reply_err(req, err); /* no negative entry: it may appear any moment */
+		fs_reply_err(req, err); /* no negative entry: it may appear any moment */
 		return;
 	}
 	if (fuse_reply_entry(req, &e) != 0)
@@ -153,13 +153,13 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	(void)fi;
 	fs_node *n = fs_inodes_get(fs_of(req)->inodes, ino);
 	if (!n) {
-		fuse_reply_err(req, ESTALE);
+		fs_reply_err(req, ESTALE);
 		return;
 	}
 	struct stat st;
 	int err = node_stat(n, &st);
 	if (err)
-		fuse_reply_err(req, err);
+		fs_reply_err(req, err);
 	else
 		fuse_reply_attr(req, &st, fs_cache_of(fs_of(req)->opts.cache_s, st.st_mode));
 }
@@ -187,7 +187,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int va
 {
 	fs_node *n = fs_inodes_get(fs_of(req)->inodes, ino);
 	if (!n) {
-		fuse_reply_err(req, ESTALE);
+		fs_reply_err(req, ESTALE);
 		return;
 	}
 	fs_file *f = fi ? (fs_file *)(uintptr_t)fi->fh : NULL;
@@ -229,13 +229,13 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int va
 	}
 reply:
 	if (err) {
-		fuse_reply_err(req, err);
+		fs_reply_err(req, err);
 		return;
 	}
 	struct stat st;
 	err = node_stat(n, &st);
 	if (err)
-		fuse_reply_err(req, err);
+		fs_reply_err(req, err);
 	else
 		fuse_reply_attr(req, &st, fs_cache_of(fs_of(req)->opts.cache_s, st.st_mode));
 }
@@ -244,17 +244,17 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 {
 	fs_node *n = fs_inodes_get(fs_of(req)->inodes, ino);
 	if (!n) {
-		fuse_reply_err(req, ESTALE);
+		fs_reply_err(req, ESTALE);
 		return;
 	}
 	char buf[PATH_MAX + 1];
 	ssize_t r = readlinkat(n->fd, "", buf, sizeof buf);
 	if (r < 0) {
-		fuse_reply_err(req, errno);
+		fs_reply_err(req, errno);
 		return;
 	}
 	if ((size_t)r >= sizeof buf) {
-		fuse_reply_err(req, ENAMETOOLONG);
+		fs_reply_err(req, ENAMETOOLONG);
 		return;
 	}
 	buf[r] = '\0';
@@ -295,11 +295,11 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	od_shadowfs *fs = fs_of(req);
 	fs_node *dir = fs_inodes_get(fs->inodes, parent);
 	if (!dir) {
-		fuse_reply_err(req, ESTALE);
+		fs_reply_err(req, ESTALE);
 		return;
 	}
 	if (synth_of(fs_of(req), dir, name)) {
-		fuse_reply_err(req, EEXIST);
+		fs_reply_err(req, EEXIST);
 		return;
 	}
 	mode &= 07777; /* the kernel already applied the caller's umask */
@@ -307,11 +307,11 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 		fs_v1_before_mkdir(req, dir->fd);
 	/* The new cgroup's kernel memory (its memcg, percpu statistics, kernfs nodes)
 	 * is charged to the caller's cgroup, not to ours (charge.h; issue 21, item 2). */
-	fs_charged_syscall mk = { SYS_mkdirat, { dir->fd, (long)name, (long)mode } };
+	fs_charged_syscall mk = { SYS_mkdirat, { FS_FD(dir->fd), FS_STR(name), FS_INT(mode) } };
 	g_autoptr(fs_caller) who = fs_caller_new(req);
 	int merr = fs_charged_call(fs, who, &mk, EAGAIN);
 	if (merr) {
-		fuse_reply_err(req, merr);
+		fs_reply_err(req, merr);
 		return;
 	}
 	struct fuse_entry_param e;
@@ -319,7 +319,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	if (err) {
 		/* removed again already, or out of descriptors */
 		g_warning("mkdir %s: made it but cannot open it: %s", name, g_strerror(err));
-		fuse_reply_err(req, fs_reply_errno(err));
+		fs_reply_err(req, err);
 		return;
 	}
 	fs_node *n = fs_inodes_get(fs->inodes, e.ino);
@@ -352,25 +352,25 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	fs_node *dir = fs_inodes_get(fs_of(req)->inodes, parent);
 	if (!dir) {
-		fuse_reply_err(req, ESTALE);
+		fs_reply_err(req, ESTALE);
 		return;
 	}
 	/* The watcher sees the removal in the real tree and tells the controller. */
-	fuse_reply_err(req, unlinkat(dir->fd, name, AT_REMOVEDIR) < 0 ? errno : 0);
+	fs_reply_err(req, unlinkat(dir->fd, name, AT_REMOVEDIR) < 0 ? errno : 0);
 }
 
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	fs_node *dir = fs_inodes_get(fs_of(req)->inodes, parent);
 	if (!dir) {
-		fuse_reply_err(req, ESTALE);
+		fs_reply_err(req, ESTALE);
 		return;
 	}
 	if (synth_of(fs_of(req), dir, name)) {
-		fuse_reply_err(req, EPERM); /* as for any cgroup file */
+		fs_reply_err(req, EPERM); /* as for any cgroup file */
 		return;
 	}
-	fuse_reply_err(req, unlinkat(dir->fd, name, 0) < 0 ? errno : 0);
+	fs_reply_err(req, unlinkat(dir->fd, name, 0) < 0 ? errno : 0);
 }
 
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
@@ -380,16 +380,16 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	fs_node *a = fs_inodes_get(fs->inodes, parent);
 	fs_node *b = fs_inodes_get(fs->inodes, newparent);
 	if (!a || !b) {
-		fuse_reply_err(req, ESTALE);
+		fs_reply_err(req, ESTALE);
 		return;
 	}
 	if (synth_of(fs, a, name) || synth_of(fs, b, newname)) {
-		fuse_reply_err(req, EPERM);
+		fs_reply_err(req, EPERM);
 		return;
 	}
 	/* cgroup v2 renames a cgroup within its parent; the kernel decides what is allowed */
 	int r = renameat2(a->fd, name, b->fd, newname, flags);
-	fuse_reply_err(req, r < 0 ? errno : 0);
+	fs_reply_err(req, r < 0 ? errno : 0);
 }
 
 /* Reply with the entry of a name just made in dir; forget it if the reply is lost. */
@@ -398,7 +398,7 @@ static void reply_new_entry(fuse_req_t req, od_shadowfs *fs, fs_node *dir, const
 	struct fuse_entry_param e;
 	int err = fs_do_lookup(fs, dir, name, fuse_req_ctx(req)->uid, &e);
 	if (err) {
-		fuse_reply_err(req, err);
+		fs_reply_err(req, err);
 		return;
 	}
 	if (fuse_reply_entry(req, &e) != 0)
@@ -411,15 +411,15 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	od_shadowfs *fs = fs_of(req);
 	fs_node *dir = fs_inodes_get(fs->inodes, parent);
 	if (!dir) {
-		fuse_reply_err(req, ESTALE);
+		fs_reply_err(req, ESTALE);
 		return;
 	}
 	if (synth_of(fs_of(req), dir, name)) {
-		fuse_reply_err(req, EEXIST);
+		fs_reply_err(req, EEXIST);
 		return;
 	}
 	if (mknodat(dir->fd, name, mode, rdev) < 0) {
-		fuse_reply_err(req, errno);
+		fs_reply_err(req, errno);
 		return;
 	}
 	reply_new_entry(req, fs, dir, name);
@@ -430,15 +430,15 @@ static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 	od_shadowfs *fs = fs_of(req);
 	fs_node *dir = fs_inodes_get(fs->inodes, parent);
 	if (!dir) {
-		fuse_reply_err(req, ESTALE);
+		fs_reply_err(req, ESTALE);
 		return;
 	}
 	if (synth_of(fs_of(req), dir, name)) {
-		fuse_reply_err(req, EEXIST);
+		fs_reply_err(req, EEXIST);
 		return;
 	}
 	if (symlinkat(link, dir->fd, name) < 0) {
-		fuse_reply_err(req, errno);
+		fs_reply_err(req, errno);
 		return;
 	}
 	reply_new_entry(req, fs, dir, name);
@@ -450,17 +450,17 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 	fs_node *n = fs_inodes_get(fs->inodes, ino);
 	fs_node *dir = fs_inodes_get(fs->inodes, newparent);
 	if (!n || !dir) {
-		fuse_reply_err(req, ESTALE);
+		fs_reply_err(req, ESTALE);
 		return;
 	}
 	if ((n->syn && !(n->syn->flags & FS_SYN_VIRTUAL)) || synth_of(fs, dir, newname)) {
-		fuse_reply_err(req, EPERM);
+		fs_reply_err(req, EPERM);
 		return;
 	}
 	char path[64];
 	fs_proc_path(path, n->fd);
 	if (linkat(AT_FDCWD, path, dir->fd, newname, AT_SYMLINK_FOLLOW) < 0) {
-		fuse_reply_err(req, errno);
+		fs_reply_err(req, errno);
 		return;
 	}
 	reply_new_entry(req, fs, dir, newname);
@@ -470,12 +470,12 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	fs_node *n = fs_inodes_get(fs_of(req)->inodes, ino);
 	if (!n) {
-		fuse_reply_err(req, ESTALE);
+		fs_reply_err(req, ESTALE);
 		return;
 	}
 	struct statvfs sv;
 	if (fstatvfs(n->fd, &sv) < 0)
-		fuse_reply_err(req, errno);
+		fs_reply_err(req, errno);
 	else
 		fuse_reply_statfs(req, &sv);
 }

@@ -242,14 +242,14 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	od_shadowfs *fs = fs_of(req);
 	fs_node *n = fs_inodes_get(fs->inodes, ino);
 	if (!n) {
-		fuse_reply_err(req, ESTALE);
+		fs_reply_err(req, ESTALE);
 		return;
 	}
 	int err = 0;
 	bool plain;
 	fs_file *f = file_open(fs, req, n, fi->flags, &err, &plain);
 	if (!f) {
-		fuse_reply_err(req, err);
+		fs_reply_err(req, err);
 		return;
 	}
 	set_open_flags(fs, fi, f, plain);
@@ -269,7 +269,7 @@ static void create_reply(fuse_req_t req, od_shadowfs *fs, struct fuse_entry_para
 	fs_file *f = n ? file_open(fs, req, n, fi->flags & ~(O_CREAT | O_EXCL), &err, &plain) : NULL;
 	if (!f) {
 		fs_inodes_forget(fs->inodes, e->ino, 1);
-		fuse_reply_err(req, n ? err : ESTALE);
+		fs_reply_err(req, n ? err : ESTALE);
 		return;
 	}
 	set_open_flags(fs, fi, f, plain);
@@ -290,7 +290,7 @@ void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 	od_shadowfs *fs = fs_of(req);
 	fs_node *dir = fs_inodes_get(fs->inodes, parent);
 	if (!dir) {
-		fuse_reply_err(req, ESTALE);
+		fs_reply_err(req, ESTALE);
 		return;
 	}
 	struct fuse_entry_param e;
@@ -299,19 +299,19 @@ void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 		if (err == 0) {
 			if (fi->flags & O_EXCL) {
 				fs_inodes_forget(fs->inodes, e.ino, 1);
-				fuse_reply_err(req, EEXIST);
+				fs_reply_err(req, EEXIST);
 			} else {
 				create_reply(req, fs, &e, fi);
 			}
 			return;
 		}
 		if (err != ENOENT) {
-			fuse_reply_err(req, err);
+			fs_reply_err(req, err);
 			return;
 		}
 		/* the v1 view shows no real file: a new name must not reach the real tree */
 		if (fs->opts.v1_layout) {
-			fuse_reply_err(req, EACCES);
+			fs_reply_err(req, EACCES);
 			return;
 		}
 		const struct fuse_ctx *ctx = fuse_req_ctx(req);
@@ -325,30 +325,30 @@ void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 			close(fd);
 			err = fs_do_lookup(fs, dir, name, fuse_req_ctx(req)->uid, &e);
 			if (err)
-				fuse_reply_err(req, err);
+				fs_reply_err(req, err);
 			else
 				create_reply(req, fs, &e, fi);
 			return;
 		}
 		if (errno != EEXIST || (fi->flags & O_EXCL)) {
-			fuse_reply_err(req, errno);
+			fs_reply_err(req, errno);
 			return;
 		}
 		/* appeared between the lookup and the create: open it as the caller asked */
 	}
-	fuse_reply_err(req, EEXIST);
+	fs_reply_err(req, EEXIST);
 }
 
 static void read_real(fuse_req_t req, fs_file *f, size_t size, off_t off)
 {
 	char *buf = g_try_malloc(size ? size : 1);
 	if (!buf) {
-		fuse_reply_err(req, ENOMEM);
+		fs_reply_err(req, ENOMEM);
 		return;
 	}
 	ssize_t n = pread(f->fd, buf, size, off);
 	if (n < 0)
-		fuse_reply_err(req, errno);
+		fs_reply_err(req, errno);
 	else
 		fuse_reply_buf(req, buf, (size_t)n);
 	g_free(buf);
@@ -362,7 +362,7 @@ void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct f
 
 	if (!f->syn || !f->syn->read) {
 		if (f->fd < 0)
-			fuse_reply_err(req, f->syn ? EINVAL : EBADF);
+			fs_reply_err(req, f->syn ? EINVAL : EBADF);
 		else
 			read_real(req, f, size, off);
 		return;
@@ -386,7 +386,7 @@ void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct f
 		if (r != 0) {
 			g_mutex_unlock(&f->lock);
 			g_string_free(content, TRUE);
-			fuse_reply_err(req, r == FS_SYN_PASS ? EIO : r);
+			fs_reply_err(req, r == FS_SYN_PASS ? EIO : r);
 			return;
 		}
 		if (f->content)
@@ -417,7 +417,7 @@ static void write_real(fuse_req_t req, fs_file *f, const char *buf, size_t size,
 {
 	ssize_t n = pwrite(f->fd, buf, size, off);
 	if (n < 0)
-		fuse_reply_err(req, errno);
+		fs_reply_err(req, errno);
 	else
 		fuse_reply_write(req, (size_t)n);
 }
@@ -430,19 +430,19 @@ void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, o
 	fs_file *f = (fs_file *)(uintptr_t)fi->fh;
 
 	if (size > 0 && f->ctx.write_err) {
-		fuse_reply_err(req, f->ctx.write_err); /* cgroup_file_write(): before any handler */
+		fs_reply_err(req, f->ctx.write_err); /* cgroup_file_write(): before any handler */
 		return;
 	}
 	if (!f->syn || !f->syn->write) {
 		if (f->fd < 0)
-			fuse_reply_err(req, f->syn ? EINVAL : EBADF);
+			fs_reply_err(req, f->syn ? EINVAL : EBADF);
 		else
 			write_real(req, f, buf, size, off);
 		return;
 	}
 	/* cgroup files take one page per write (kernfs atomic_write_len) */
 	if (size > fs->page_size) {
-		fuse_reply_err(req, E2BIG);
+		fs_reply_err(req, E2BIG);
 		return;
 	}
 	fs_synth_ctx c = f->ctx;
@@ -452,7 +452,7 @@ void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, o
 	if (r == FS_SYN_PASS && f->fd >= 0)
 		write_real(req, f, buf, size, off);
 	else if (r != 0)
-		fuse_reply_err(req, r == FS_SYN_PASS ? EIO : r);
+		fs_reply_err(req, r == FS_SYN_PASS ? EIO : r);
 	else
 		fuse_reply_write(req, size);
 }

@@ -17,6 +17,7 @@
 
 #include "oomd/controller.h"
 #include "oomd/shadowfs.h"
+#include "oomd/zygote.h"
 
 /* Node ids and file handles: ids.h (what a successor decodes). */
 #include "ids.h"
@@ -362,6 +363,7 @@ struct od_shadowfs {
 	struct fuse_session *se;
 	od_controller *ctl;
 	od_shadowfs_opts opts;
+	od_zygote *own_zygote; /* forked by od_shadowfs_new when opts named none */
 	fs_inodes *inodes;
 	fs_poller *poller;
 	fs_ctlwatch *ctlw;
@@ -517,6 +519,12 @@ void fs_ctx_init(fs_synth_ctx *c, od_shadowfs *fs, const fs_node *n, fuse_req_t 
 static inline int fs_reply_errno(int err)
 {
 	return err == ENOSYS ? EPERM : err;
+}
+
+/* Every error reply of the file system: fs_reply_errno's err. */
+static inline void fs_reply_err(fuse_req_t req, int err)
+{
+	fuse_reply_err(req, fs_reply_errno(err));
 }
 
 /* Op entry points split across files. */

@@ -111,6 +111,8 @@ od_shadowfs *od_shadowfs_new(int root_fd, const char *mountpoint, od_controller 
 	od_shadowfs *fs = g_new0(od_shadowfs, 1);
 	fs->ctl = ctl;
 	fs->opts = *o;
+	if (!fs->opts.zygote) /* the fs tests: the daemon brings its own (main.c) */
+		fs->opts.zygote = fs->own_zygote = od_zygote_new();
 	if (fs->opts.max_threads == 0)
 		fs->opts.max_threads = FS_DEFAULT_THREADS;
 	g_mutex_init(&fs->handles_lock);
@@ -343,6 +345,7 @@ void od_shadowfs_free(od_shadowfs *fs)
 		fuse_session_destroy(fs->se);
 	fs_inodes_free(fs->inodes);
 	fs_survival_free(fs);
+	od_zygote_free(fs->own_zygote);
 	g_free(fs->mountpoint);
 	g_free(fs);
 }

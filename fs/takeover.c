@@ -78,7 +78,7 @@ typedef struct {
 	do {                                                                 \
 		int e_ = fs_handle_resolve(fs_of(req), ino, fi, dir);        \
 		if (e_) {                                                    \
-			fuse_reply_err(req, e_);                             \
+			fs_reply_err(req, e_);                             \
 			return;                                              \
 		}                                                            \
 		call(__VA_ARGS__);                                           \
@@ -146,7 +146,7 @@ static void w_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, st
 	if (e) {
 		if (ph)
 			fuse_pollhandle_destroy(ph);
-		fuse_reply_err(req, e); /* the kernel reports POLLERR (fuse_file_poll) */
+		fs_reply_err(req, e); /* the kernel reports POLLERR (fuse_file_poll) */
 		return;
 	}
 	if (kh) {

@@ -5,7 +5,7 @@
  * passes the daemon's own names (<namespace>.oomdelayfs.*, its state) in either
  * direction. O_PATH descriptors do not take xattr calls, hence the
  * /proc/self/fd path of the held descriptor. Synthetic files have none.
- * Every error reply goes through reply_err: none is ENOSYS (fs_reply_errno).
+ * Every error reply goes through fs_reply_err: none is ENOSYS (fs_reply_errno).
  */
 #include <errno.h>
 #include <string.h>
@@ -14,11 +14,6 @@
 
 #include "charge.h"
 #include "fs_private.h"
-
-static void reply_err(fuse_req_t req, int err)
-{
-	fuse_reply_err(req, fs_reply_errno(err));
-}
 
 /* The real node of ino and its attributes, or NULL with *err (0: a synthetic file). */
 static fs_node *real_node(fuse_req_t req, fuse_ino_t ino, struct stat *st, int *err)
@@ -38,10 +33,10 @@ static fs_node *real_node(fuse_req_t req, fuse_ino_t ino, struct stat *st, int *
 	return n;
 }
 
-/* 0 with the node's path (and the caller, if asked for), or the errno to answer
- * (missing: for a synthetic file). */
+/* 0 with the node's path and descriptor (and the caller, if asked for), or the
+ * errno to answer (missing: for a synthetic file). */
 static int checked(fuse_req_t req, fuse_ino_t ino, const char *name, int mask, int missing,
-		   char path[64], fs_caller **who)
+		   char path[64], int *fd, fs_caller **who)
 {
 	struct stat st;
 	int err;
@@ -53,6 +48,8 @@ static int checked(fuse_req_t req, fuse_ino_t ino, const char *name, int mask, i
 	if (err)
 		return err;
 	fs_proc_path(path, n->fd);
+	if (fd)
+		*fd = n->fd;
 	if (who)
 		*who = g_steal_pointer(&c);
 	return 0;
@@ -66,22 +63,23 @@ void fs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char
 {
 	char path[64];
 	g_autoptr(fs_caller) c = NULL;
-	int err = checked(req, ino, name, W_OK, EPERM, path, &c);
+	int fd = -1;
+	int err = checked(req, ino, name, W_OK, EPERM, path, &fd, &c);
 	if (!err) {
-		fs_charged_syscall sx = { SYS_setxattr,
-					  { (long)path, (long)name, (long)value, (long)size, flags } };
+		fs_charged_syscall sx = { SYS_setxattr, { FS_FD_PATH(fd), FS_STR(name), FS_BUF(value, size),
+							  FS_INT(size), FS_INT(flags) } };
 		err = fs_charged_call(fs_of(req), c, &sx, EBUSY);
 	}
-	reply_err(req, err);
+	fs_reply_err(req, err);
 }
 
 void fs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	char path[64];
-	int err = checked(req, ino, name, W_OK, ENODATA, path, NULL);
+	int err = checked(req, ino, name, W_OK, ENODATA, path, NULL, NULL);
 	if (!err && removexattr(path, name) < 0)
 		err = errno;
-	reply_err(req, err);
+	fs_reply_err(req, err);
 }
 
 /* Replies with buf[0..len) when size allows it, its length when size is 0. */
@@ -90,7 +88,7 @@ static void reply_sized(fuse_req_t req, size_t size, const char *buf, size_t len
 	if (size == 0)
 		fuse_reply_xattr(req, len);
 	else if (len > size)
-		reply_err(req, ERANGE);
+		fs_reply_err(req, ERANGE);
 	else
 		fuse_reply_buf(req, buf, len);
 }
@@ -124,15 +122,15 @@ static char *get_all(const char *path, const char *name, ssize_t *len, int *err)
 void fs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	char path[64];
-	int err = checked(req, ino, name, R_OK, ENODATA, path, NULL);
+	int err = checked(req, ino, name, R_OK, ENODATA, path, NULL, NULL);
 	if (err) {
-		reply_err(req, err);
+		fs_reply_err(req, err);
 		return;
 	}
 	ssize_t len = 0;
 	g_autofree char *buf = get_all(path, name, &len, &err);
 	if (!buf)
-		reply_err(req, err);
+		fs_reply_err(req, err);
 	else
 		reply_sized(req, size, buf, (size_t)len);
 }
@@ -144,7 +142,7 @@ void fs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	fs_node *n = real_node(req, ino, &st, &err);
 	if (!n) {
 		if (err)
-			reply_err(req, err);
+			fs_reply_err(req, err);
 		else
 			reply_sized(req, size, NULL, 0);
 		return;
@@ -154,7 +152,7 @@ void fs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	ssize_t len = 0;
 	g_autofree char *all = get_all(path, NULL, &len, &err);
 	if (!all) {
-		reply_err(req, err);
+		fs_reply_err(req, err);
 		return;
 	}
 	/* only the names the caller would see listed on the real tree */

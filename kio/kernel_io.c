@@ -304,6 +304,15 @@ int od_kio_hold_open(int dirfd, od_kio_hold_files *h)
 	for (int i = 0; i < OD_KIO_NHOLD && !e; i++)
 		if ((h->fd[i] = open_file(dirfd, hold_file[i].name, hold_file[i].flags)) < 0)
 			e = h->fd[i];
+	/* A seq_file allocates its buffer at the first read and keeps it (seq_read_iter):
+	 * read each once now, so that the group kill's count of cgroup.procs and the kill
+	 * guard's first look at memory.events allocate nothing when the kill is due (f-pressure-
+	 * group on 6.1: a kill began 67 ms after its deadline, its tick on time). */
+	for (int i = 0; i < OD_KIO_NHOLD && !e; i++) {
+		char buf[4096];
+		if (hold_file[i].flags == O_RDONLY && pread(h->fd[i], buf, sizeof buf, 0) < 0)
+			continue; /* removed meanwhile: the next reading says so */
+	}
 	if (e) {
 		if (e != -ENOENT)
 			LOGW(dirfd, "open the files of a hold: %s", g_strerror(-e));

@@ -429,12 +429,12 @@ Test(shadowfs, charged_call_answers_not_now_and_never_enosys)
 	int p[2];
 	cr_assert_eq(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
 	static char b;
-	fs_charged_syscall rd = { SYS_read, { p[0], (long)&b, 1 } }; /* empty: EAGAIN */
+	fs_charged_syscall rd = { SYS_read, { FS_FD(p[0]), FS_BUF(&b, 1), FS_INT(1) } }; /* empty: EAGAIN */
 	cr_assert_eq(fs_charged_call(fs, &c, &rd, EBUSY), EBUSY);
 	cr_assert_eq(fs_charged_call(fs, &c, &rd, EAGAIN), EAGAIN);
-	fs_charged_syscall none = { 100000, { 0 } }; /* no such system call: ENOSYS */
+	fs_charged_syscall none = { 100000, { FS_INT(0) } }; /* no such system call: ENOSYS */
 	cr_assert_eq(fs_charged_call(fs, &c, &none, EBUSY), EPERM);
-	fs_charged_syscall mk = { SYS_mkdirat, { root_fd, (long)"a", 0755 } };
+	fs_charged_syscall mk = { SYS_mkdirat, { FS_FD(root_fd), FS_STR("a"), FS_INT(0755) } };
 	cr_assert_eq(fs_charged_call(fs, &c, &mk, EBUSY), EEXIST, "the call's own errno otherwise");
 	close(p[0]);
 	close(p[1]);

@@ -56,9 +56,16 @@ void od_order_wait_turn(od_order *q, od_batch *hdr);
 void od_order_done(od_order *q, od_batch *b);
 
 /* Actuator side: blocks for the next runnable QUEUED batch (kills only when
- * urgent_only); on_wake(ud) runs on entry and after each wake-up, under qlock. NULL once
- * stopped and nothing is left. */
+ * urgent_only; without it, a kill only while no urgent_only taker waits); on_wake(ud)
+ * runs on entry and after each wake-up, under qlock. NULL once stopped and nothing is
+ * left. */
 od_batch *od_order_take(od_order *q, bool urgent_only, void (*on_wake)(void *), void *ud);
+/* Actuator side, on a batch it took: the actions after its last kill become a batch of
+ * their own, queued right after it (so after it in the order), for any actuator; the
+ * caller runs the first od_order_split_after_kill's result actions only, and the kill
+ * actuator is free for the next kill while the kill's persist and thaw run elsewhere.
+ * Returns how many actions b keeps (all of them when nothing follows a kill). */
+size_t od_order_split_after_kill(od_order *q, od_batch *b);
 void od_order_stop(od_order *q);
 /* Wakes every waiting actuator (e.g. to apply a new priority). */
 void od_order_kick(od_order *q);

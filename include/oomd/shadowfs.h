@@ -33,6 +33,10 @@ typedef struct {
 	 * in the real tree, which od_shadowfs_real_changed makes sooner); 0: every path walk
 	 * asks. A tree no watcher reports on (the unit tests' plain directories) needs 0. */
 	double cache_s;
+	/* The charge zygote (oomd/zygote.h) that makes the charged calls' children; the
+	 * caller's, freed after the file system. NULL: od_shadowfs_new forks one of its own
+	 * (the fs tests; a daemon forks it at start, while it is small). */
+	struct od_zygote *zygote;
 } od_shadowfs_opts;
 
 typedef struct od_shadowfs od_shadowfs;

@@ -145,6 +145,23 @@ class Manifests(unittest.TestCase):
             self.assertEqual(os.path.basename(hook["hook"]["args"][0]),
                              os.path.basename(hook["hook"]["path"]))
 
+    def test_maintainer_scripts_reach_only_roots_paths(self):
+        # Round three (issue 21): the scripts run as root at install, upgrade and removal; a
+        # path a local user could create or replace first (/tmp, /var/tmp, /dev/shm, a home) or a
+        # recursive removal (that walks into a mount a dead daemon left) would be a way in.
+        allowed = ("/run/oomdelayfs", "/run/systemd/system")
+        for name in ("preinst", "postinst", "prerm", "postrm"):
+            path = os.path.join(SRC, "packaging/debian", name)
+            if not os.path.exists(path):
+                continue
+            code = "\n".join(l.split("#", 1)[0] for l in read("packaging/debian/" + name).splitlines())
+            self.assertNotRegex(code, r"\brm\s+-[a-zA-Z]*[rR]", name + ": recursive removal")
+            self.assertNotRegex(code, r"\b(chown|chmod|chgrp|ln|mktemp|tee)\b", name + ": changes a path's owner, mode or link")
+            for p in re.findall(r"(?<![\w$])/[\w./-]+", code):
+                if p in ("/dev/null",):
+                    continue
+                self.assertTrue(p.startswith(allowed), "%s names %s, outside %s" % (name, p, allowed))
+
     def test_host_hook_path_is_the_installed_one(self):
         build = read("oci/meson.build")
         self.assertIn("get_option('libexecdir') / 'oomdelayfs'", build)

@@ -392,12 +392,20 @@ sd_hold_check() {
 	KILL_LATE=$(kill_late "$HCG" "$HOLD_DL")
 	awk -v l="$KILL_LATE" 'BEGIN { exit !(l < 1000) }' || fail "the kill came $KILL_LATE ms after the deadline"
 }
-# sd_check_clean PID: the unit's cgroup holds PID alone, and systemd logged nothing about
-# left-over processes, unclean terminations or time-outs since the scenario began (but the
-# watchdog's own: "State 'stop-watchdog' timed out", its SIGKILL of a daemon that cannot dump)
+# sd_check_clean PID: the unit's cgroup holds PID and its charge zygote alone (fs/zygote.h:
+# the child PID forks at start, named oomd-charge; a previous daemon's would have another
+# parent), and systemd logged nothing about left-over processes, unclean terminations or
+# time-outs since the scenario began (but the watchdog's own: "State 'stop-watchdog' timed
+# out", its SIGKILL of a daemon that cannot dump)
 sd_check_clean() {
 	_procs=$(sd_unit_procs)
-	[ "$(echo "$_procs" | awk '{print $1}')" = "$1" ] || fail "the unit's cgroup holds: $_procs (main pid $1)"
+	_others=$(echo "$_procs" | while read -r _p _c _s; do
+		[ "$_p" = "$1" ] && continue
+		[ "$_c" = oomd-charge ] && [ "$(awk '/^PPid/{print $2}' "/proc/$_p/status" 2>/dev/null)" = "$1" ] && continue
+		echo "$_p"
+	done)
+	echo "$_procs" | awk -v m="$1" '$1 == m { f = 1 } END { exit !f }' && [ -z "$_others" ] ||
+		fail "the unit's cgroup holds: $(echo "$_procs" | tr '\n' ';') (main pid $1)"
 	if [ -n "$OOMD_CURSOR" ]; then
 		_j=$(journalctl --no-pager --after-cursor="$OOMD_CURSOR" -u oomdelayfs 2>/dev/null)
 	else

@@ -296,6 +296,15 @@ server_pid() {
 	done
 	return 1
 }
+# charge_parents: the daemon ($DAEMON_PID) and its children (its charge zygote, fs/zygote.h),
+# one pid a line: the parents of the charged calls' children (s-charge*)
+charge_parents() {
+	echo "$DAEMON_PID"
+	for _p in /proc/[0-9]*; do
+		read -r _sp _sc _ss _spp _ <"$_p/stat" 2>/dev/null || continue
+		[ "$_spp" = "$DAEMON_PID" ] && echo "$_sp"
+	done
+}
 # takeovers: how many times a server took the kept FUSE connection over (its log line)
 takeovers() { grep -c 'took over the FUSE connection' /tmp/oomdelayfs.log; }
 _took_over() { [ "$(takeovers)" -gt "$1" ]; }

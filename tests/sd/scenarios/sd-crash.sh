@@ -6,8 +6,8 @@
 # Asserts: the same mount served by a new main process within 5 s of the SIGKILL; no read begun
 # after that fails, none hangs, the longest read under 3 s; the hold's persisted deadline
 # unchanged, h held until it and the kernel's kill on time; NRestarts one more; the unit's
-# cgroup holds the new daemon alone; no "unclean termination", left-over process or time-out in
-# the journal.
+# cgroup holds the new daemon and its charge zygote alone; no "unclean termination", left-over
+# process or time-out in the journal.
 # Cgroup (in a Delegate=yes unit): h, L = 32M, T = 50 s (the set-up before the event must leave 25-45 s of it: sd_time_left), a hog held.
 # Figures: time until served, the readers' longest read and failures (all before the restart
 # served), the kill's lateness, NRestarts and Result.
@@ -30,4 +30,4 @@ sd_leave_clean
 pass "SIGKILL of pid $old: pid $NEWPID served the same mount ($MOUNT_ID) after $SERVED_MS ms;" \
 	"readers: longest read $GAP_MS ms, failed $RFAILED (all begun before it served), none hung;" \
 	"hold kept (deadline unchanged), the kernel's kill $KILL_LATE ms after the deadline; $shown;" \
-	"the unit's cgroup: the daemon alone; no unclean termination"
+	"the unit's cgroup: the daemon and its zygote alone; no unclean termination"

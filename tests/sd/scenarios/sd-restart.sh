@@ -11,7 +11,7 @@
 # 5 s; no read begun after that fails, none hangs, the longest read under 3 s; the deadline
 # unchanged, held until it, the kill on time; NRestarts unchanged (not a failure) and Result
 # success; the daemon logged the hand-over for the restart job (and no hand-back, no failure to
-# ask systemd); the unit's cgroup holds the new daemon alone; no
+# ask systemd); the unit's cgroup holds the new daemon and its charge zygote alone; no
 # unclean termination, left-over process or time-out in the journal.
 # Cgroup (in a Delegate=yes unit): h, L = 32M, T = 50 s (the set-up before the event must leave 25-45 s of it: sd_time_left), a hog held.
 # Figures: the restart command's time, time until served (and from systemd's "Stopping" to the
@@ -49,4 +49,4 @@ sd_leave_clean
 pass "systemctl restart: returned after $tcmd ms, pid $NEWPID served the same mount ($MOUNT_ID) $SERVED_MS ms" \
 	"after it began (the journal: systemd's 'Stopping' to the old server's 'SIGTERM in a restart job' $asked ms (the D-Bus question ${qms:-?} ms of it), to the new server's 'serving' $outage ms); readers: longest read $GAP_MS ms, failed $RFAILED (all before it served), none" \
 	"hung; hold kept (deadline unchanged), the kernel's kill $KILL_LATE ms after the deadline; $shown;" \
-	"the daemon's own hand-over on SIGTERM (restart job); the unit's cgroup: the daemon alone; no unclean termination"
+	"the daemon's own hand-over on SIGTERM (restart job); the unit's cgroup: the daemon and its zygote alone; no unclean termination"

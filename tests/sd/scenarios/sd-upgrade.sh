@@ -14,7 +14,7 @@
 # begun after that fails, none hangs, the longest read under 3 s; the deadline unchanged, held
 # until it, the kill on time; the old daemon logged the hand-over for the restart job (nothing
 # handed back);
-# Result success, NRestarts unchanged; the unit's cgroup holds the new daemon alone; no unclean
+# Result success, NRestarts unchanged; the unit's cgroup holds the new daemon and its charge zygote alone; no unclean
 # termination, left-over process or time-out in the journal. And issue 20: a v1 listener, a poll()
 # waiter and open descriptors of h2 taken before the upgrade work after it (fdkeep, v1listener).
 # Cgroup (in a Delegate=yes unit): h, L = 32M, T = 60 s (the set-up before the event must leave 25-45 s of it: sd_time_left), a hog held.
@@ -92,5 +92,5 @@ sd_leave_clean
 pass "dpkg -i $v0 -> $v1: $tdpkg ms; pid $NEWPID (the new /usr/bin/oomdelayfs, inode $ino0 -> $ino1)" \
 	"served the same mount ($MOUNT_ID) $served ms after the old server's SIGTERM in the restart job (journal); readers: longest read $GAP_MS ms, failed $RFAILED (all before it served), none hung;" \
 	"hold kept (deadline unchanged), the kernel's kill $KILL_LATE ms after the deadline; $shown;" \
-	"nothing handed back; the unit's cgroup: the daemon alone; no unclean termination;" \
+	"nothing handed back; the unit's cgroup: the daemon and its zygote alone; no unclean termination;" \
 	"h2: a v1 listener, a poll() waiter and 8 descriptors opened before the upgrade all work after it"

@@ -63,4 +63,4 @@ pass "WatchdogUSec=$wd; (a) SIGSTOP: the watchdog fired after $a_stall ms, pid $
 	"mount ($MOUNT_ID) $a_served ms after it; reader: longest read $a_gap ms (the stop itself), failed" \
 	"$a_failed, none after it served; (b) systemctl kill -s SIGABRT: pid $NEWPID served after $SERVED_MS ms (result '$b_result')," \
 	"longest read $GAP_MS ms, failed $RFAILED, none after; hold kept (deadline unchanged), the kernel's" \
-	"kill $KILL_LATE ms after the deadline; $shown; the unit's cgroup: the daemon alone; no unclean termination"
+	"kill $KILL_LATE ms after the deadline; $shown; the unit's cgroup: the daemon and its zygote alone; no unclean termination"

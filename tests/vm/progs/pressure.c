@@ -8,12 +8,20 @@
  *       lateness = the time the change was seen minus DEADLINE_NS (CLOCK_BOOTTIME ns; the
  *       daemon's persisted deadline). Memory locked, so global pressure cannot slow it.
  *       Exit 1 on timeout (default 60000 ms).
- *   pressure fill --leave MB [--churn-mb N] [--report FILE]
+ *   pressure fill --leave MB [--churn-mb N] [--report FILE] [--log FILE]
  *       global memory pressure: oom_score_adj 1000 (the global OOM killer takes this one
  *       first), then allocate and touch anonymous memory until MemAvailable is at most MB
  *       MiB; then loop forever re-touching it and mapping, touching and unmapping N MiB
  *       (default 16) so that every allocation in the VM goes through direct reclaim.
- *       Writes "<MiB held> <MemAvailable MiB>\n" to FILE once filled.
+ *       Writes "<MiB held> <MemAvailable MiB>\n" to the report FILE once filled, and
+ *       "<CLOCK_BOOTTIME ms> <MemAvailable MiB>\n" to the log FILE after every churn pass
+ *       (the pressure at a given moment, whenever the test's shell gets to look).
+ *   pressure rtprobe CPU FILE
+ *       what the VM itself gives a real-time task: pinned to CPU, memory locked, SCHED_FIFO
+ *       99, it sleeps 2 ms at a time (absolute CLOCK_BOOTTIME) and keeps, per 100 ms
+ *       window, the worst wake-up lateness; on SIGTERM it writes "<window end, boottime
+ *       ms> <worst lateness ms>\n" per window to FILE and exits. A vCPU that the host did
+ *       not run (TCG, more VMs than host cores) shows here as it does for the daemon.
  *   pressure now                     CLOCK_BOOTTIME in ms
  */
 #ifndef _GNU_SOURCE
@@ -22,6 +30,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,7 +135,7 @@ static long avail_mib(void)
 static int fill(int argc, char **argv)
 {
 	long leave = 64, churn = 16;
-	const char *report = NULL;
+	const char *report = NULL, *logpath = NULL;
 	for (int i = 0; i + 1 < argc; i++) {
 		if (!strcmp(argv[i], "--leave"))
 			leave = atol(argv[++i]);
@@ -133,7 +143,12 @@ static int fill(int argc, char **argv)
 			churn = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--report"))
 			report = argv[++i];
+		else if (!strcmp(argv[i], "--log"))
+			logpath = argv[++i];
 	}
+	FILE *lg = logpath ? fopen(logpath, "w") : NULL;
+	if (logpath && !lg)
+		perror(logpath);
 	int fd = open("/proc/self/oom_score_adj", O_WRONLY);
 	if (fd >= 0) {
 		if (write(fd, "1000", 4) < 0)
@@ -164,6 +179,10 @@ static int fill(int argc, char **argv)
 	}
 	size_t cl = (size_t)churn << 20;
 	for (unsigned gen = 2;; gen++) {
+		if (lg) {
+			fprintf(lg, "%.1f %ld\n", (double)boot_ns() / 1e6, avail_mib());
+			fflush(lg);
+		}
 		for (int i = 0; i < n; i++)
 			for (long q = 0; q < CHUNK; q += pg)
 				chunks[i][q] = (char)gen;
@@ -179,6 +198,60 @@ static int fill(int argc, char **argv)
 	return 0;
 }
 
+static volatile sig_atomic_t probe_stop;
+
+static void on_probe_term(int sig)
+{
+	(void)sig;
+	probe_stop = 1;
+}
+
+static int rtprobe(int argc, char **argv)
+{
+	if (argc < 2)
+		return 2;
+	enum { PERIOD_NS = 2000000, WINDOW_NS = 100000000, MAXW = 36000 }; /* 1 h of windows */
+	static struct { int64_t end; int32_t late_us; } w[MAXW];
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(atoi(argv[0]), &set);
+	if (sched_setaffinity(0, sizeof set, &set) < 0)
+		die("sched_setaffinity");
+	struct sched_param sp = { .sched_priority = 99 };
+	if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0)
+		die("sched_setscheduler");
+	if (mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
+		die("mlockall");
+	memset(w, 0, sizeof w); /* touched now, not while measuring */
+	struct sigaction sa = { .sa_handler = on_probe_term };
+	sigaction(SIGTERM, &sa, NULL);
+	int nw = 0;
+	int64_t next = boot_ns(), wend = next + WINDOW_NS, worst = 0;
+	while (!probe_stop && nw < MAXW) {
+		next += PERIOD_NS;
+		struct timespec ts = { next / 1000000000, next % 1000000000 };
+		if (clock_nanosleep(CLOCK_BOOTTIME, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			continue;
+		int64_t now = boot_ns();
+		if (now - next > worst)
+			worst = now - next;
+		if (now >= wend) {
+			w[nw].end = now;
+			w[nw++].late_us = (int32_t)(worst / 1000);
+			worst = 0;
+			wend = now + WINDOW_NS;
+		}
+		if (now - next > PERIOD_NS)
+			next = now; /* after a stall, no burst of catch-up wake-ups */
+	}
+	FILE *f = fopen(argv[1], "w");
+	if (!f)
+		die(argv[1]);
+	for (int i = 0; i < nw; i++)
+		fprintf(f, "%.1f %.1f\n", (double)w[i].end / 1e6, w[i].late_us / 1e3);
+	return fclose(f) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "now")) {
@@ -189,7 +262,10 @@ int main(int argc, char **argv)
 		return killwatch(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "fill"))
 		return fill(argc - 2, argv + 2);
+	if (argc >= 2 && !strcmp(argv[1], "rtprobe"))
+		return rtprobe(argc - 2, argv + 2);
 	fputs("usage: pressure now | killwatch CGDIR DEADLINE_NS [--timeout MS] [--emptied]\n"
-	      "       | fill --leave MB [--churn-mb N] [--report FILE]\n", stderr);
+	      "       | fill --leave MB [--churn-mb N] [--report FILE] [--log FILE]\n"
+	      "       | rtprobe CPU FILE\n", stderr);
 	return 2;
 }

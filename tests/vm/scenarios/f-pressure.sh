@@ -7,7 +7,9 @@
 # through direct reclaim (no swap); then both delays are re-armed (rule 6) to 5 s, so the
 # deadlines fall while the pressure holds. Asserted: the filler is alive (the pressure was there)
 # at the deadlines, nothing killed before them, the daemon's kill (its memory.max = L write)
-# begins within 50 ms of each deadline. Reported: that figure, when the kernel's OOM kill was
+# begins within 50 ms of each deadline, plus the worst wake-up lateness that a pinned SCHED_FIFO
+# 99 probe per vCPU saw meanwhile (what the VM itself withheld: a TCG vCPU the host does not
+# run). Reported: that figure, when the kernel's OOM kill was
 # seen (memory-locked inotify watcher), when the daemon's memory.max write returned (the
 # kernel's kill done; from the daemon's log), MemAvailable and PSI at the deadline.
 # OOMD_FP_MODE=group (f-pressure-group) runs the same with --kill-mode group: the kill is the
@@ -58,7 +60,8 @@ wait_for 60000 uoom "$SQ" || fail "q: no hold within 60 s: $(hold_state "$Q" "$S
 wait_for 60000 frozen "$P" || fail "p: not frozen at L + the freeze margin within 60 s: $(hold_state "$P" "$SP")"
 wait_for 60000 frozen "$Q" || fail "q: not frozen at L + the freeze margin within 60 s: $(hold_state "$Q" "$SQ")"
 rm -f /tmp/fill.rep
-pressure fill --leave 32 --churn-mb 16 --report /tmp/fill.rep &
+rm -f /tmp/fill.log
+pressure fill --leave 32 --churn-mb 16 --report /tmp/fill.rep --log /tmp/fill.log &
 FP=$!
 wait_for 120000 test -s /tmp/fill.rep || fail "the filler did not fill memory within 120 s"
 alive "$FP" || fail "the filler died while filling (the global OOM killer?): no pressure to test under"
@@ -68,6 +71,15 @@ usleep 500000 # let the churn start
 # the watchers start before the re-arm, so that their starting point is the state before any
 # kill however slow this shell is under the pressure
 [ "$MODE" = group ] && kwopt=--emptied || kwopt=
+# what the VM gives a real-time task meanwhile, on each vCPU (pressure rtprobe): a vCPU the
+# host did not run delays the daemon's kill by as much, and no daemon can do better
+probes=''
+cpu=0
+while [ "$cpu" -lt "$(nproc)" ]; do
+	pressure rtprobe "$cpu" "/tmp/probe.$cpu" &
+	probes="$probes $!"
+	cpu=$((cpu + 1))
+done
 kill_watch "$P" $kwopt; KP=$KW_PID
 kill_watch "$Q" $kwopt; KQ=$KW_PID
 usleep 100000 # the watchers' first reading
@@ -101,8 +113,18 @@ while :; do
 	checks=$((checks + 1))
 	usleep 100000
 done
-# the pass says the deadlines fell under pressure: that needs at least one look before them
-[ "$checks" -gt 0 ] || fail "set-up too slow: this shell first looked $((t - dl / 1000000)) ms after the first deadline, so the pressure at it is unverified"
+# the pass says the deadlines fell under pressure: a look of this shell before them, or,
+# when the shell itself was that slow under the pressure (CI, two VMs on two host cores: its
+# first look 3.1-3.4 s after the deadline), the filler's own log: it samples MemAvailable
+# after every churn pass, so a sample in the second before the deadline shows the pressure
+# there (and kill_late >= 0 below shows no kill came before it)
+if [ "$checks" -eq 0 ]; then
+	near=$(awk -v d="$((dl / 1000000))" '$1 <= d && $1 >= d - 1000 { a = $2 } END { print a }' /tmp/fill.log)
+	[ -n "$near" ] || fail "set-up too slow: this shell first looked $((t - dl / 1000000)) ms after the first deadline and the filler logged nothing in the second before it, so the pressure at it is unverified"
+	[ "$near" -le $((fill_avail + 32)) ] || fail "no pressure at the first deadline: the filler's last sample before it shows MemAvailable $near MiB (filled to $fill_avail)"
+	amin=$near
+	log "this shell first looked $((t - dl / 1000000)) ms after the first deadline; the filler's sample before it: MemAvailable $near MiB"
+fi
 wait "$KP" || fail "p: no kill within 120 s of the re-arm: $(cat /tmp/kw.p)"
 wait "$KQ" || fail "q: no kill within 120 s of the re-arm: $(cat /tmp/kw.q)"
 latep=$(kill_late "$P" "$dlp") lateq=$(kill_late "$Q" "$dlq")
@@ -114,13 +136,25 @@ kill "$FP" 2>/dev/null; wait "$FP" 2>/dev/null
 kp=$(kill_times "$P" "$dlp") kq=$(kill_times "$Q" "$dlq")
 issuep=${kp% *} donep=${kp#* } issueq=${kq% *} doneq=${kq#* }
 alive "$DAEMON_PID" || fail "the daemon died under global pressure"
+kill -TERM $probes
+for pid in $probes; do wait "$pid" || fail "pressure rtprobe $pid failed"; done
+# stall D ISSUE: the worst lateness a vCPU showed a SCHED_FIFO 99 task in the windows that
+# cover the deadline D (ns) to the kill's start ISSUE (ms after it)
+stall() {
+	cat /tmp/probe.* | awk -v d="$(($1 / 1000000))" -v i="$2" \
+		'$1 >= d && $1 <= d + i + 100 && $2 > m { m = $2 } END { printf "%.1f", m + 0 }'
+}
+stallp=$(stall "$dlp" "$issuep") stallq=$(stall "$dlq" "$issueq")
 grep -E "delay over|late|protect|oomdelayfs.daemon" /tmp/oomdelayfs.log
 stop_daemon
 for v in "$issuep" "$issueq" "$latep" "$lateq"; do
 	awk -v l="$v" 'BEGIN { exit !(l >= 0) }' || fail "a kill came $v ms relative to its deadline: BEFORE it (daemon p $issuep q $issueq, kernel p $latep q $lateq)"
 done
-for v in "$issuep" "$issueq"; do
-	awk -v l="$v" 'BEGIN { exit !(l <= 50) }' || fail "under global pressure the daemon's kill began $v ms after a deadline (> 50 ms): p +$issuep, q +$issueq; kernel kills p +$latep q +$lateq ms"
+# the daemon's own account of each kill, for a failure's message (CI shows only the FAIL line)
+ticks=$(grep -F ": delay over" /tmp/oomdelayfs.log | tail -n 2 | sed -n 's|.*/\([pq]\): delay over.*\(last timer tick [0-9.]* ms late\).*|\1: \2|p' | tr '\n' ';')
+# 50 ms, plus whatever the VM itself withheld from a real-time task at that moment
+for k in "$issuep $stallp" "$issueq $stallq"; do
+	echo "$k" | awk '{ exit !($1 <= 50 + $2) }' || fail "under global pressure the daemon's kill began more than 50 ms after a deadline, beyond what the VM withheld from a real-time probe: p +$issuep (probe late $stallp), q +$issueq (probe late $stallq); kernel kills p +$latep q +$lateq ms; deadlines $(( (dlq - dlp) / 1000000 )) ms apart; $ticks"
 done
 kern_note=''
 if [ "$MODE" = group ]; then
@@ -131,5 +165,5 @@ else
 	what="the memory.max writes returned (the kernel's kill done, usage under L) at p +${donep} q +${doneq} ms${kern_note}; the kernel's OOM kills seen by a watcher at p +${latep} q +${lateq} ms"
 fi
 pass "global pressure at the deadlines (filler $fill_mb MiB alive, MemAvailable $a0 -> $fill_avail after the fill, min ${amin} MiB while held${psi_dl:+, PSI full avg10 $psi_dl}; filler $fstate):" \
-	"kill mode $MODE; deadlines $(( (dlq - dlp) / 1000000 )) ms apart; the daemon's kills began p +${issuep} q +${issueq} ms after their deadlines;" \
+	"kill mode $MODE; deadlines $(( (dlq - dlp) / 1000000 )) ms apart; the daemon's kills began p +${issuep} q +${issueq} ms after their deadlines (a SCHED_FIFO 99 probe's worst wake-up meanwhile: p ${stallp} q ${stallq} ms);" \
 	"$what"

@@ -60,9 +60,11 @@ past_walk() { for _p in "$@"; do
 	case "$_s" in *setxattr*) ;; *) return 1 ;; esac
 	case "$_s" in *lookup*|*revalidate*|*walk_component*) return 1 ;; esac
 done; }
-# the daemon's children in cgroup $1 (the charged calls' children)
+# the charged calls' children in cgroup $1 (the daemon's charge zygote's, fs/zygote.h)
+parents=" $(charge_parents | tr '\n' ' ') "
+ours() { case $parents in *" $(awk '$1 == "PPid:" { print $2 }' "/proc/$1/status" 2>/dev/null) "*) ;; *) return 1 ;; esac; }
 kids() { for p in $(cat "$1/cgroup.procs"); do
-	[ "$(awk '$1 == "PPid:" { print $2 }' "/proc/$p/status" 2>/dev/null)" = "$DAEMON_PID" ] && echo "$p"
+	ours "$p" && echo "$p"
 done | wc -l; }
 kill -STOP "$DAEMON_PID" || fail "cannot stop the daemon"
 i=0; apids=''
@@ -99,7 +101,7 @@ done
 kleft=$(kids "$t/w")
 if [ "$kleft" -gt 0 ]; then # what a child left behind is doing, and the daemon's threads
 	for p in $(cat "$t/w/cgroup.procs"); do
-		[ "$(awk '$1 == "PPid:" { print $2 }' "/proc/$p/status" 2>/dev/null)" = "$DAEMON_PID" ] || continue
+		ours "$p" || continue
 		log "child $p: $(grep -E '^(State|SigPnd|ShdPnd|SigBlk|SigCgt)' "/proc/$p/status" | tr '\n\t' '  ') wchan $(cat "/proc/$p/wchan") stack $(tr '\n' ' ' <"/proc/$p/stack" 2>/dev/null)"
 	done
 	for d in /proc/$DAEMON_PID/task/*; do

@@ -15,7 +15,9 @@
 . /oomd/lib.sh
 start_daemon /shadow
 dg=$(mkcg daemon)
-echo "$DAEMON_PID" >"$dg/cgroup.procs" || fail "cannot move the daemon into $dg"
+for p in $(charge_parents); do # the daemon and its charge zygote
+	echo "$p" >"$dg/cgroup.procs" || fail "cannot move $p (the daemon or its zygote) into $dg"
+done
 t=$(mkcg t)
 echo $((24 * MiB)) >"$t/memory.max" || fail "memory.max of $t"
 mkdir "$t/w" || fail "mkdir $t/w"
