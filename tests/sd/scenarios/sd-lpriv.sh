@@ -7,7 +7,8 @@
 # SystemCallFilter, IPAddressDeny); the daemon's /proc/PID/status has that bounding set and
 # effective set, NoNewPrivs 1, Seccomp 2; it shares PID 1's mount namespace (the FUSE mount is
 # the host's) and has a UTS namespace of its own. Then, under these restrictions: a thread of it
-# runs SCHED_FIFO (the deadline thread, --rt-priority 1); a kernel-mode kill (memory.max
+# runs SCHED_FIFO (the deadline thread, --rt-priority 1); uid 1000's charged mkdir and setxattr
+# in a cgroup delegated to it; a kernel-mode kill (memory.max
 # written back, the kill guard) at the deadline; `systemctl restart` with metrics-port and
 # kill-mode = group in the configuration: the daemon asks systemd over D-Bus and hands the same
 # mount to its successor; the metrics port answers on 127.0.0.1 (IPAddressAllow=localhost); a
@@ -106,6 +107,14 @@ kl1=$(kill_late "$cg" "$dlns")
 awk -v l="$kl1" 'BEGIN { exit !(l < 2000) }' || fail "the kernel-mode kill came $kl1 ms after the deadline"
 end=$(sd_wait_record 5000 "$MSG_HOLD_END" CGROUP="$cg") || fail "no hold-ended record for $cg"
 [ "$(sd_field "$end" OOMD_END)" = kill-kernel ] || fail "OOMD_END=$(sd_field "$end" OOMD_END), not kill-kernel"
+# a charged mkdir and setxattr (made by the charge zygote's child in the caller's cgroup,
+# clone3 CLONE_INTO_CGROUP) by uid 1000 in a cgroup delegated to it
+d=$(mkcg "$top" d)
+chown 1000:1000 "$d" "$d/cgroup.procs" "$d/cgroup.subtree_control" "$d/cgroup.threads" || fail "cannot delegate $d"
+sdd=$(shadow_of "$d")
+o=$(sh -c "echo \$\$ >$d/cgroup.procs && exec setpriv --reuid=1000 --regid=1000 --clear-groups sh -c 'mkdir $sdd/c && odt xattr set $sdd/c user.note hi && odt xattr get $sdd/c user.note'" 2>&1)
+[ "$o" = hi ] || fail "uid 1000 could not make and label a cgroup through the shadow: '$o'"
+[ "$(stat -c %u "$d/c")" = 1000 ] || fail "$d/c is not uid 1000's: $(ls -ldn "$d/c")"
 # the deadline thread has run since: it is SCHED_FIFO at --rt-priority (1)
 ps -L -o cls=,rtprio= -p "$mp" | grep -qE '^ *FF +1$' ||
 	fail "no SCHED_FIFO thread at priority 1 in the daemon: $(ps -L -o tid=,cls=,rtprio=,comm= -p "$mp" | tr '\n' ';')"
@@ -154,4 +163,4 @@ w=$(sd_journal | jq -r 'select((.PRIORITY // "6" | tonumber) <= 4) | "\(._COMM /
 sd_leave_clean
 pass "systemd-analyze security: exposure $score ($nopen items open; ${sec_ms} ms); bounding set = effective" \
 	"= the unit's $(echo "$want_caps" | wc -w) capabilities, NoNewPrivs, seccomp, PID 1's mount namespace;" \
-	"kernel-mode kill +$kl1 ms; restart handed over (D-Bus); metrics on 127.0.0.1:$PORT; group kill of uid 1000's hog +$kl2 ms"
+	"kernel-mode kill +$kl1 ms; uid 1000's charged mkdir + user.* label; restart handed over (D-Bus); metrics on 127.0.0.1:$PORT; group kill of uid 1000's hog +$kl2 ms"
