@@ -243,5 +243,71 @@ class Engines(unittest.TestCase):
         if c.has_section("docker"):
             self.assertEqual(c["docker"]["data-root"], "/var/lib/docker")
 
+
+class Unit(unittest.TestCase):
+    """The systemd unit's least privilege (issue 21, deliverable 5)."""
+
+    def setUp(self):
+        self.unit = read("packaging/oomdelayfs.service")
+
+    def directives(self):
+        return {m.group(1) for m in re.finditer(r"^([A-Za-z]+)=", self.unit, re.M)}
+
+    def test_capabilities_are_the_ones_s_caps_proves(self):
+        caps = re.search(r"^CapabilityBoundingSet=(.*)$", self.unit, re.M).group(1).split()
+        scen = read("tests/vm/scenarios/s-caps.sh")
+        tried = re.search(r"^CAPS=(\S+)$", scen, re.M).group(1).split(",")
+        self.assertEqual(sorted(c.lower().removeprefix("cap_") for c in caps), sorted(tried))
+
+    def test_no_mount_namespace_and_nothing_that_breaks_the_mount(self):
+        # each would hide the FUSE mount in a namespace of the service's own, make
+        # /sys/fs/cgroup read-only, or refuse clone3, setns, SCHED_FIFO or a setgid mode
+        forbidden = {"PrivateTmp", "ProtectSystem", "ProtectHome", "ReadWritePaths",
+                     "ReadOnlyPaths", "InaccessiblePaths", "PrivateDevices", "ProtectKernelTunables",
+                     "ProtectKernelModules", "ProtectKernelLogs", "ProtectControlGroups",
+                     "ProtectProc", "ProcSubset", "TemporaryFileSystem", "PrivateMounts",
+                     "PrivateIPC", "BindPaths", "BindReadOnlyPaths", "RestrictNamespaces",
+                     "RestrictRealtime", "RestrictSUIDSGID", "RuntimeDirectory", "PrivateNetwork",
+                     "PrivateUsers", "MountFlags", "RootDirectory", "RootImage", "User",
+                     "DynamicUser", "UMask"}
+        self.assertEqual(self.directives() & forbidden, set())
+
+    def value(self, key):
+        m = re.search(rf"^{key}=(.*)$", self.unit, re.M)
+        return m.group(1).split() if m else None
+
+    def test_devices_closed_but_fuse(self):
+        # ProtectClock= adds a DeviceAllow= (char-rtc), which closes every device not listed
+        self.assertEqual(self.value("DevicePolicy"), ["closed"])
+        self.assertEqual(self.value("DeviceAllow"), ["/dev/fuse", "rw"])
+
+    def test_syscall_filter_denies_only_unused_groups(self):
+        # a deny list, answering EPERM; no group holding a call the daemon makes (@debug:
+        # pidfd_getfd, @mount, @privileged: setfsuid/open_by_handle_at/capset, @resources:
+        # setrlimit/sched_setscheduler, @process: clone3/setns/pidfd_open, ...)
+        f = self.value("SystemCallFilter")
+        self.assertTrue(f[0].startswith("~"), f)
+        names = [f[0][1:]] + f[1:]
+        unused = {"@clock", "@cpu-emulation", "@module", "@obsolete", "@raw-io", "@reboot", "@swap"}
+        self.assertEqual({n for n in names if n.startswith("@")} - unused, set())
+        used = {"pidfd_getfd", "pidfd_open", "pidfd_send_signal", "clone3", "setns", "mount",
+                "umount2", "setfsuid", "setfsgid", "capset", "open_by_handle_at",
+                "name_to_handle_at", "setrlimit", "prlimit64", "sched_setscheduler",
+                "setpriority", "mlockall", "memfd_create", "fchownat", "mknodat"}
+        self.assertEqual(set(names) & used, set())
+        self.assertEqual(self.value("SystemCallErrorNumber"), ["EPERM"])
+
+    def test_address_families(self):
+        # AF_UNIX: notify, journal, D-Bus, status socket; AF_INET: the 127.0.0.1 metrics port
+        self.assertEqual(sorted(self.value("RestrictAddressFamilies")), ["AF_INET", "AF_UNIX"])
+        self.assertEqual(self.value("IPAddressDeny"), ["any"])
+        self.assertEqual(self.value("IPAddressAllow"), ["localhost"])
+
+    def test_memlock_without_ipc_lock(self):
+        # no CAP_IPC_LOCK: mlockall needs the unlimited RLIMIT_MEMLOCK then
+        self.assertNotIn("CAP_IPC_LOCK", self.value("CapabilityBoundingSet"))
+        self.assertEqual(self.value("LimitMEMLOCK"), ["infinity"])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

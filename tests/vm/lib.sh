@@ -141,7 +141,8 @@ start_daemon() {
 # _launch_daemon [ARGS...]: /bin/oomdelayfs in the background on $SHADOW; sets DAEMON_PID
 _launch_daemon() {
 	# shellcheck disable=SC2086
-	/bin/oomdelayfs $OOMD_DAEMON_ARGS "$@" "$SHADOW" >>/tmp/oomdelayfs.log 2>&1 &
+	# OOMD_DAEMON_WRAP: a command the daemon runs under (s-caps: odt capbset ...)
+	$OOMD_DAEMON_WRAP /bin/oomdelayfs $OOMD_DAEMON_ARGS "$@" "$SHADOW" >>/tmp/oomdelayfs.log 2>&1 &
 	DAEMON_PID=$!
 }
 # kill_daemon: SIGKILL the daemon (a crash: no clean-up, the mount goes stale) and reap it

@@ -23,6 +23,10 @@
  *   odt asuser UID GID CMD [ARGS...]          run CMD with these ids and no groups
  *   odt cgns CMD [ARGS...]                    run CMD in a new cgroup namespace (rooted at
  *                                             the cgroup odt is in)
+ *   odt capbset CAP[,CAP...] CMD [ARGS...]    run CMD with every capability but these
+ *                                             dropped from the bounding set (names as in
+ *                                             capabilities(7) without CAP_, lower case):
+ *                                             a root CMD then holds only these
  *
  * Exit status: 0 ok, 1 failure (with a message on stderr), 2 usage error.
  */
@@ -34,12 +38,15 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <linux/capability.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -76,7 +83,7 @@ static void usage(void)
 	      "       | evlat CGDIR high|oom_kill [--mb N] [--timeout MS]\n"
 	      "       | xattr set PATH NAME VALUE | xattr get PATH NAME | xattr list PATH\n"
 	      "       | xattr rm PATH NAME | open PATH FLAG[,FLAG...] | cgns CMD [ARGS...]\n"
-	      "       | sleep MS | asuser UID GID CMD [ARGS...]\n", stderr);
+	      "       | sleep MS | asuser UID GID CMD [ARGS...] | capbset CAP[,CAP...] CMD [ARGS...]\n", stderr);
 	exit(2);
 }
 
@@ -540,6 +547,32 @@ int main(int argc, char **argv)
 			die("unshare(CLONE_NEWCGROUP): %s", strerror(errno));
 		execvp(argv[0], argv);
 		die("exec %s: %s", argv[0], strerror(errno));
+	}
+	if (!strcmp(cmd, "capbset") && argc >= 2) {
+		static const struct { const char *name; int cap; } caps[] = {
+			{ "chown", CAP_CHOWN }, { "dac_override", CAP_DAC_OVERRIDE },
+			{ "dac_read_search", CAP_DAC_READ_SEARCH }, { "fowner", CAP_FOWNER },
+			{ "fsetid", CAP_FSETID }, { "kill", CAP_KILL }, { "setgid", CAP_SETGID },
+			{ "setuid", CAP_SETUID }, { "setpcap", CAP_SETPCAP },
+			{ "net_bind_service", CAP_NET_BIND_SERVICE }, { "ipc_lock", CAP_IPC_LOCK },
+			{ "sys_ptrace", CAP_SYS_PTRACE }, { "sys_admin", CAP_SYS_ADMIN },
+			{ "sys_nice", CAP_SYS_NICE }, { "sys_resource", CAP_SYS_RESOURCE },
+		};
+		bool keep[64] = { false };
+		char *list = strdup(argv[0]);
+		for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
+			size_t i = 0;
+			while (i < sizeof caps / sizeof caps[0] && strcmp(caps[i].name, t))
+				i++;
+			if (i == sizeof caps / sizeof caps[0])
+				die("capbset: unknown capability %s", t);
+			keep[caps[i].cap] = true;
+		}
+		for (int c = 0; c < 64; c++)
+			if (!keep[c] && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+				die("PR_CAPBSET_DROP %d: %s", c, strerror(errno));
+		execvp(argv[1], argv + 1);
+		die("exec %s: %s", argv[1], strerror(errno));
 	}
 	if (!strcmp(cmd, "asuser") && argc >= 3) {
 		gid_t gid = (gid_t)parse_long(argv[1], "gid");
