@@ -21,6 +21,7 @@
 #define OOMD_CTL_H
 
 #include <glib.h>
+#include <pthread.h>
 #include "oomd/controller.h"
 #include "oomd/diag.h"
 #include "oomd/order.h"
@@ -56,7 +57,7 @@ typedef struct {
 /* Grouped by the component that owns each part. */
 struct od_controller {
 	/* ctl_lock: guards the engine, the table, acts and armed */
-	GMutex lock;   /* taken through ctl_lock() only */
+	pthread_mutex_t lock; /* taken through ctl_lock() only; priority inheritance */
 	int lock_nice; /* the niceness of the controller's own threads */
 	gint rt_prio;  /* SCHED_FIFO for the deadline thread and the killer (atomic) */
 	od_diag *diag; /* NULL unless built with -Ddiagnostics=true (diag.h) */
