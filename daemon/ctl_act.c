@@ -394,12 +394,13 @@ static gpointer actuator_main(gpointer data)
 		 * what the engine emitted after the kill (the hold's end: thaw, limits, the
 		 * persisted state, whose setxattr took 315 ms under load) goes to the others. */
 		bool borrowed = !kills_only && b->urgent;
-		size_t n = b->urgent ? od_order_split_after_kill(c->order, b) : b->n;
+		size_t n = b->urgent ? od_order_kill_prefix(b) : b->n;
 		if (borrowed)
 			ctl_apply_rt(c, "an actuator running a kill");
 		run_actions(c, &ctx, b->v, g, n);
 		if (borrowed)
 			ctl_drop_rt();
+		od_order_split(c->order, b, n);
 		for (size_t i = 0; i < n; i++)
 			ctl_cg_unref(g[i]);
 		od_order_done(c->order, b); /* unlinked only now: the order covers it while it runs */

@@ -117,14 +117,19 @@ static od_batch *new_batch(od_order *q, const oe_action *v, void *const *refs, s
 	return b;
 }
 
-size_t od_order_split_after_kill(od_order *q, od_batch *b)
+size_t od_order_kill_prefix(const od_batch *b)
 {
 	size_t keep = 0;
 	for (size_t i = 0; i < b->n; i++)
 		if (is_kill(b->v[i].kind))
 			keep = i + 1;
-	if (keep == 0 || keep == b->n)
-		return b->n;
+	return keep ? keep : b->n;
+}
+
+void od_order_split(od_order *q, od_batch *b, size_t keep)
+{
+	if (keep >= b->n)
+		return;
 	od_batch *rest = new_batch(q, b->v + keep, b->refs + keep, b->n - keep, false);
 	g_mutex_lock(&q->qlock);
 	rest->kind = OD_BATCH_QUEUED;
@@ -135,7 +140,6 @@ size_t od_order_split_after_kill(od_order *q, od_batch *b)
 	q->pending++;
 	b->n = keep; /* rest overlaps b (the same cgroup): it waits for b's od_order_done */
 	g_mutex_unlock(&q->qlock);
-	return keep;
 }
 
 void od_order_hand_off(od_order *q, od_batch *hdr)

@@ -308,11 +308,11 @@ int od_kio_hold_open(int dirfd, od_kio_hold_files *h)
 	 * read each once now, so that the group kill's count of cgroup.procs and the kill
 	 * guard's first look at memory.events allocate nothing when the kill is due (f-pressure-
 	 * group on 6.1: a kill began 67 ms after its deadline, its tick on time). */
-	for (int i = 0; i < OD_KIO_NHOLD && !e; i++) {
-		char buf[4096];
+	char buf[4096];
+	for (int i = 0; i < OD_KIO_NHOLD && !e; i++)
 		if (hold_file[i].flags == O_RDONLY && pread(h->fd[i], buf, sizeof buf, 0) < 0)
-			continue; /* removed meanwhile: the next reading says so */
-	}
+			g_debug("%s: first read: %s (the next reading says why)", hold_file[i].name,
+				g_strerror(errno));
 	if (e) {
 		if (e != -ENOENT)
 			LOGW(dirfd, "open the files of a hold: %s", g_strerror(-e));

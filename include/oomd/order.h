@@ -60,12 +60,14 @@ void od_order_done(od_order *q, od_batch *b);
  * runs on entry and after each wake-up, under qlock. NULL once stopped and nothing is
  * left. */
 od_batch *od_order_take(od_order *q, bool urgent_only, void (*on_wake)(void *), void *ud);
-/* Actuator side, on a batch it took: the actions after its last kill become a batch of
- * their own, queued right after it (so after it in the order), for any actuator; the
- * caller runs the first od_order_split_after_kill's result actions only, and the kill
- * actuator is free for the next kill while the kill's persist and thaw run elsewhere.
- * Returns how many actions b keeps (all of them when nothing follows a kill). */
-size_t od_order_split_after_kill(od_order *q, od_batch *b);
+/* Actuator side, on a batch it took: how many of its actions run on the kill actuator
+ * (through its last kill; all of them when it has none). Pure. */
+size_t od_order_kill_prefix(const od_batch *b);
+/* Actuator side, after it ran b's first keep actions and before od_order_done: the rest
+ * become a batch of their own, queued right after b (so after it in the order), for any
+ * actuator, so that the kill actuator is free for the next kill while the kill's thaw and
+ * persist run elsewhere. Allocates (the pool, else the heap): after the kill, not before. */
+void od_order_split(od_order *q, od_batch *b, size_t keep);
 void od_order_stop(od_order *q);
 /* Wakes every waiting actuator (e.g. to apply a new priority). */
 void od_order_kick(od_order *q);

@@ -90,7 +90,8 @@ Test(order, what_follows_a_kill_leaves_the_kill_actuator)
 	od_order_hand_off(q, &hdr);
 	queue(q, OE_ACT_SET_HIGH, 1); /* a later write of the same cgroup */
 	od_batch *b = od_order_take(q, true, NULL, NULL);
-	cr_assert_eq(od_order_split_after_kill(q, b), 1);
+	cr_assert_eq(od_order_kill_prefix(b), 1);
+	od_order_split(q, b, 1);
 	cr_assert_eq(b->n, 1);
 	od_order_done(q, b);
 	od_batch *rest = od_order_take(q, false, NULL, NULL);
@@ -102,7 +103,7 @@ Test(order, what_follows_a_kill_leaves_the_kill_actuator)
 	/* the later write came after the split-off rest, in the cgroup's order */
 	od_batch *later = od_order_take(q, false, NULL, NULL);
 	cr_assert_eq(later->v[0].kind, OE_ACT_SET_HIGH);
-	cr_assert_eq(od_order_split_after_kill(q, later), 1, "no kill: the batch is kept whole");
+	cr_assert_eq(od_order_kill_prefix(later), 1, "no kill: the batch is kept whole");
 	od_order_done(q, later);
 	od_order_free(q);
 }
