@@ -23,7 +23,7 @@ meson test -C "$build" --print-errorlogs --suite unit --suite fs
 # VM slots (tests/vm/slot.sh), so the host never runs more than two VMs. The sd suite's lines are
 # prefixed [sd]; each suite's summary is printed by its own runner.
 sdrc=$build/sd-suite.rc
-rm -f "$sdrc"
+rm -f "$sdrc" "$build/vm/not-passed.txt" "$build/sd/not-passed.txt"
 # On by default (issue 19: every systemd path and engine is tested as an operator meets them);
 # OOMD_TEST_SD=0 skips it, with a SKIP line, never counted as passing.
 if [ "${OOMD_TEST_SD:-1}" = 1 ]; then
@@ -43,5 +43,9 @@ vmrc=0
 meson test -C "$build" --no-rebuild --print-errorlogs --suite vm --verbose || vmrc=$?
 [ -z "$sdpid" ] || wait "$sdpid" || true
 sd=$(cat "$sdrc" 2>/dev/null || echo 'no status')
+# CI shows a log's head and tail only: every scenario that did not pass, last
+for f in "$build/vm/not-passed.txt" "$build/sd/not-passed.txt"; do
+	[ -s "$f" ] && sed "s|^|test.sh: not passed ($(basename "$(dirname "$f")")): |" "$f"
+done
 echo "test.sh: VM suite exit status $vmrc, real-systemd suite exit status $sd"
 [ "$vmrc" = 0 ] && [ "$sd" = 0 ]

@@ -69,7 +69,7 @@ OUT=$BUILD/sd
 mkdir -p "$OUT"
 T0=$(date +%s)
 say() { echo "run-sd: $* ($(($(date +%s) - T0)) s)"; }
-summary_fail() { echo "run-sd: $1"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
+summary_fail() { echo "run-sd: $1"; echo "FAIL (set-up) run-sd: $1" >"$OUT/not-passed.txt"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 
 OOMD_KERNELS=$KERNELS "$TOP/tests/vm/fetch-kernels.sh" "$KCACHE" || summary_fail "cannot get the kernels"
 # the package, as an operator gets it: built here, or the one OOMD_SD_DEB names (scripts/test.sh
@@ -193,6 +193,7 @@ done
 for p in $pids; do wait "$p" || true; done
 
 passed=0 failed=0 skipped=0
+: >"$OUT/not-passed.txt" # every FAIL and SKIP line again, for scripts/test.sh's closing lines
 for k in $KERNELS; do
 	for s in $SCENARIOS; do
 		line=$(awk -v k="$k" -v s="$s" '$1 == "RESULT" && $2 == k && $3 == s' "$OUT/results-$k.txt" 2>/dev/null | head -n 1)
@@ -205,6 +206,7 @@ for k in $KERNELS; do
 		*) st=FAIL txt="no result (see $OUT/serial-$k-*.log)"; failed=$((failed + 1)) ;;
 		esac
 		printf '%-4s %-4s %-16s %s\n' "$st" "$k" "$s" "$txt"
+		[ "$st" = PASS ] || printf '%-4s %-4s %-16s %s\n' "$st" "$k" "$s" "$txt" >>"$OUT/not-passed.txt"
 	done
 done
 cat "$OUT"/notes-*.txt 2>/dev/null || true

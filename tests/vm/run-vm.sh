@@ -197,6 +197,10 @@ fi
 for p in $pids; do wait "$p" || true; done
 
 passed=0 failed=0 skipped=0
+# CI shows only the head and the tail of a long log: every FAIL and SKIP line is printed
+# once more just before the closing count (run-vm: failures:), after the serial logs' tails
+notes=$OUTDIR/not-passed.txt
+: >"$notes"
 report() { # status kernel name text
 	printf '%-4s %-4s %-22s %s\n' "$1" "$2" "$3" "$4"
 	case $1 in
@@ -204,6 +208,7 @@ report() { # status kernel name text
 	SKIP) skipped=$((skipped + 1)) ;;
 	*) failed=$((failed + 1)) ;;
 	esac
+	[ "$1" = PASS ] || printf '%-4s %-4s %-22s %s\n' "$1" "$2" "$3" "$4" >>"$notes"
 }
 for k in $KERNELS; do
 	log=$OUTDIR/serial-$k.log
@@ -244,5 +249,9 @@ for k in $KERNELS; do
 	fi
 done
 echo "run-vm: took $(($(date +%s) - T0)) s"
+if [ -s "$notes" ]; then
+	echo "run-vm: not passed (again, for a log read from its tail):"
+	cat "$notes"
+fi
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
