@@ -106,12 +106,16 @@ void ctl_sample(od_controller *c, const ctl_ctx *ctx, od_cg *g)
 	const od_kio_hold_files *h = g_atomic_pointer_get(&g->hold);
 	if (od_kio_read_reading(g->fd, h, &r) < 0)
 		return; /* logged; the cgroup may be going away */
+	if (ctx->who == CTL_DEADLINE)
+		od_diag_mark(OD_DIAG_READ);
 	if (ctx->depth >= MAX_NESTING) {
 		g_debug("cgroup %" PRIu64 ": sample nested too deep, left to the next tick", g->id);
 		return;
 	}
 	ctl_ctx nested = { .who = ctx->who, .depth = ctx->depth + 1 };
 	ctl_lock(c, "sample");
+	if (ctx->who == CTL_DEADLINE)
+		od_diag_mark(OD_DIAG_LOCKED);
 	/* A sample moves no wake-up but its own cgroup's, and only a hold has one: the
 	 * timer (oe_next_wakeup walks every cgroup) is re-armed only if it was or is
 	 * held, or each memory event would cost a walk of the whole tree. */
@@ -155,9 +159,9 @@ static int do_kill_group(od_controller *c, const ctl_ctx *ctx, od_cg *g)
 	int r = od_kio_kill(g->fd, h);
 	g_message("%s: delay over, the whole cgroup killed (cgroup.kill, %" PRIu64
 		  " processes of its own): %s in %.1f ms (write began at boottime %.1f ms; last "
-		  "timer tick %.1f ms late)", ctl_cg_path(g, p, sizeof p), procs,
+		  "timer tick %.1f ms late)%s", ctl_cg_path(g, p, sizeof p), procs,
 		  r < 0 ? g_strerror(-r) : "done", (od_now() - t0) / 1e6, t0 / 1e6,
-		  __atomic_load_n(&c->tick_late, __ATOMIC_RELAXED) / 1e6);
+		  __atomic_load_n(&c->tick_late, __ATOMIC_RELAXED) / 1e6, od_diag_kill_timeline(t0));
 	if (r < 0)
 		return r;
 	ctl_lock(c, "group kill");
@@ -232,10 +236,11 @@ int ctl_run_one(od_controller *c, const ctl_ctx *ctx, const oe_action *a, od_cg 
 				      g_atomic_int_get(&c->rt_prio), &kills);
 		g_message("%s: delay over, memory.max back to %" PRIu64 " (the kernel's OOM killer "
 			  "acts): %s in %.1f ms (write began at boottime %.1f ms; last timer tick %.1f ms "
-			  "late; OOM kills in it: %u)",
+			  "late; OOM kills in it: %u)%s",
 			  ctl_cg_path(g, p, sizeof p), a->value, r < 0 ? g_strerror(-r) : "done",
 			  (od_now() - t0) / 1e6, t0 / 1e6,
-			  __atomic_load_n(&c->tick_late, __ATOMIC_RELAXED) / 1e6, kills);
+			  __atomic_load_n(&c->tick_late, __ATOMIC_RELAXED) / 1e6, kills,
+			  od_diag_kill_timeline(t0));
 		break;
 	}
 	case OE_ACT_KILL_GROUP:
@@ -351,6 +356,8 @@ int ctl_carry_out(od_controller *c, const ctl_ctx *ctx, oe_action *v, od_cg **g,
 		for (size_t i = k; i < n; i++)
 			ctl_cg_ref(g[i]); /* the batch's own, let go by the actuator */
 		od_order_hand_off(c->order, &hdr);
+		if (ctx->who == CTL_DEADLINE)
+			od_diag_mark(OD_DIAG_HANDOFF);
 	}
 	run_actions(c, ctx, v, g, k);
 	if (k == n || !own)
@@ -393,6 +400,8 @@ static gpointer actuator_main(gpointer data)
 		/* A kill taken while the kill actuator was busy runs at its priority too, and
 		 * what the engine emitted after the kill (the hold's end: thaw, limits, the
 		 * persisted state, whose setxattr took 315 ms under load) goes to the others. */
+		if (b->urgent)
+			od_diag_mark(OD_DIAG_PICKED);
 		bool borrowed = !kills_only && b->urgent;
 		size_t n = b->urgent ? od_order_kill_prefix(b) : b->n;
 		if (borrowed)

@@ -57,6 +57,7 @@ void ctl_rearm_locked(od_controller *c)
 static void tick(od_controller *c, const ctl_ctx *self, int64_t woke)
 {
 	ctl_lock(c, "tick");
+	od_diag_mark(OD_DIAG_TICK);
 	int64_t now = od_now();
 	int64_t armed = c->armed;
 	int64_t late = armed > 0 && armed != OE_NO_DEADLINE ? now - armed : 0;

@@ -154,3 +154,25 @@ const char *od_diag_tick_done(od_diag *d, bool late, int64_t armed, int64_t woke
 	}
 	return d->line;
 }
+
+static int64_t marks[OD_DIAG_N_MARKS];
+
+void od_diag_mark(od_diag_mark_at at)
+{
+	__atomic_store_n(&marks[at], od_now(), __ATOMIC_RELAXED);
+}
+
+const char *od_diag_kill_timeline(int64_t t0)
+{
+	static __thread char buf[200];
+	int64_t m[OD_DIAG_N_MARKS];
+	for (int i = 0; i < OD_DIAG_N_MARKS; i++)
+		m[i] = __atomic_load_n(&marks[i], __ATOMIC_RELAXED);
+	snprintf(buf, sizeof buf,
+		 "; diag: tick locked -> sample read %.1f -> locked %.1f -> handed off %.1f -> "
+		 "taken %.1f -> write %.1f ms",
+		 (m[OD_DIAG_READ] - m[OD_DIAG_TICK]) / 1e6, (m[OD_DIAG_LOCKED] - m[OD_DIAG_READ]) / 1e6,
+		 (m[OD_DIAG_HANDOFF] - m[OD_DIAG_LOCKED]) / 1e6,
+		 (m[OD_DIAG_PICKED] - m[OD_DIAG_HANDOFF]) / 1e6, (t0 - m[OD_DIAG_PICKED]) / 1e6);
+	return buf;
+}
