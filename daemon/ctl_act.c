@@ -156,12 +156,13 @@ static int do_kill_group(od_controller *c, const ctl_ctx *ctx, od_cg *g)
 	 * write began and how long it took: the kill's record, which the VM tests check
 	 * against the deadline). */
 	int64_t t0 = od_now();
+	const char *diag = od_diag_kill_timeline(t0);
 	int r = od_kio_kill(g->fd, h);
 	g_message("%s: delay over, the whole cgroup killed (cgroup.kill, %" PRIu64
 		  " processes of its own): %s in %.1f ms (write began at boottime %.1f ms; last "
 		  "timer tick %.1f ms late)%s", ctl_cg_path(g, p, sizeof p), procs,
 		  r < 0 ? g_strerror(-r) : "done", (od_now() - t0) / 1e6, t0 / 1e6,
-		  __atomic_load_n(&c->tick_late, __ATOMIC_RELAXED) / 1e6, od_diag_kill_timeline(t0));
+		  __atomic_load_n(&c->tick_late, __ATOMIC_RELAXED) / 1e6, diag);
 	if (r < 0)
 		return r;
 	ctl_lock(c, "group kill");
@@ -231,6 +232,7 @@ int ctl_run_one(od_controller *c, const ctl_ctx *ctx, const oe_action *a, od_cg 
 	case OE_ACT_KILL_KERNEL: {
 		/* Logged after the write: the kill must not wait for the logger. */
 		int64_t t0 = od_now();
+		const char *diag = od_diag_kill_timeline(t0);
 		unsigned kills = 0;
 		r = od_kio_kill_once(g->fd, g_atomic_pointer_get(&g->hold), a->value,
 				      g_atomic_int_get(&c->rt_prio), &kills);
@@ -239,8 +241,7 @@ int ctl_run_one(od_controller *c, const ctl_ctx *ctx, const oe_action *a, od_cg 
 			  "late; OOM kills in it: %u)%s",
 			  ctl_cg_path(g, p, sizeof p), a->value, r < 0 ? g_strerror(-r) : "done",
 			  (od_now() - t0) / 1e6, t0 / 1e6,
-			  __atomic_load_n(&c->tick_late, __ATOMIC_RELAXED) / 1e6, kills,
-			  od_diag_kill_timeline(t0));
+			  __atomic_load_n(&c->tick_late, __ATOMIC_RELAXED) / 1e6, kills, diag);
 		break;
 	}
 	case OE_ACT_KILL_GROUP:

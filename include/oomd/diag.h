@@ -41,8 +41,9 @@ typedef enum {
 #if OOMD_DIAGNOSTICS
 /* Any thread: stores the time of mark `at` (the last of each wins). */
 void od_diag_mark(od_diag_mark_at at);
-/* The thread running a kill, its write begun at t0: "; diag: ..." with the marks'
- * steps in ms (a thread-local buffer). */
+/* The thread running a kill, at t0, before its write: the marks' steps in ms as
+ * "; diag: ..." (a thread-local buffer: taken before the write, for a write of the
+ * kernel-mode kill may last while the next kill's marks are made). */
 const char *od_diag_kill_timeline(int64_t t0);
 od_diag *od_diag_new(void);
 void od_diag_free(od_diag *d);
