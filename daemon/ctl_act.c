@@ -120,11 +120,14 @@ void ctl_sample(od_controller *c, const ctl_ctx *ctx, od_cg *g)
 	 * timer (oe_next_wakeup walks every cgroup) is re-armed only if it was or is
 	 * held, or each memory event would cost a walk of the whole tree. */
 	bool was_held = ctl_holds_in_locked(c, &g->id, 1);
-	oe_sample(c->eng, od_now(), g->id, &r, &c->acts);
+	int64_t now = od_now();
+	oe_sample(c->eng, now, g->id, &r, &c->acts);
 	oe_view v;
 	bool in_hold = oe_view_get(c->eng, g->id, &v) && v.in_hold;
 	bool held = !h && in_hold;
 	ctl_finish_locked_rearm(c, &nested, was_held || in_hold);
+	if (in_hold)
+		od_diag_held_past(g->id, now, &v, r.current);
 	if (held)
 		keep_hold_files(g);
 }

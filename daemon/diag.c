@@ -176,3 +176,12 @@ const char *od_diag_kill_timeline(int64_t t0)
 		 (m[OD_DIAG_PICKED] - m[OD_DIAG_HANDOFF]) / 1e6, (t0 - m[OD_DIAG_PICKED]) / 1e6);
 	return buf;
 }
+
+void od_diag_held_past(uint64_t id, int64_t now, const oe_view *v, uint64_t current)
+{
+	if (!v->in_hold || v->disable || v->deadline_ns <= 0 || now < v->deadline_ns)
+		return;
+	g_message("diag: cgroup %" PRIu64 " still held %.1f ms after its deadline: the sample read "
+		  "%" PRIu64 " bytes against L %" PRIu64, id, (now - v->deadline_ns) / 1e6, current,
+		  v->limit);
+}

@@ -45,6 +45,10 @@ void od_diag_mark(od_diag_mark_at at);
  * "; diag: ..." (a thread-local buffer: taken before the write, for a write of the
  * kernel-mode kill may last while the next kill's marks are made). */
 const char *od_diag_kill_timeline(int64_t t0);
+/* After a sample of a cgroup still held at `now`: logs a line if its deadline has passed
+ * (rule 5: a deadline that passes while usage is under L kills at the next reading over
+ * L), with the reading's usage and L. */
+void od_diag_held_past(uint64_t id, int64_t now, const oe_view *v, uint64_t current);
 od_diag *od_diag_new(void);
 void od_diag_free(od_diag *d);
 /* site: where the lock was taken; role: which thread (static strings). */
@@ -68,6 +72,10 @@ static inline const char *od_diag_kill_timeline(int64_t t0)
 {
 	(void)t0;
 	return "";
+}
+static inline void od_diag_held_past(uint64_t id, int64_t now, const oe_view *v, uint64_t current)
+{
+	(void)id, (void)now, (void)v, (void)current;
 }
 static inline od_diag *od_diag_new(void) { return NULL; }
 static inline void od_diag_free(od_diag *d) { (void)d; }
