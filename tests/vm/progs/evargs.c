@@ -100,7 +100,11 @@ int main(int argc, char **argv)
 				p += 3;
 			} else if (!strncmp(p, "{X}", 3)) {
 				if (xfd < 0) {
-					xfd = must(open("/dev/null", O_RDONLY | O_CLOEXEC), "/dev/null");
+					/* a high number, closed: the lowest free one would be
+					 * taken again by the next token's open */
+					int t0 = must(open("/dev/null", O_RDONLY | O_CLOEXEC), "/dev/null");
+					xfd = must(fcntl(t0, F_DUPFD_CLOEXEC, 900), "F_DUPFD");
+					close(t0);
 					close(xfd);
 				}
 				snprintf(num, sizeof num, "%d", xfd);
