@@ -7,6 +7,8 @@
 #  - umount (and umount -l) of the shadow at /ctr/sys, to reach the real box beneath, and of
 #    /shadow: EINVAL (mounts that came from a more privileged namespace are locked together);
 #    the shadow's memory.oom_delay_millisecs is still there;
+#  - a remount read-write of a read-only bind of the shadow (as Docker and CRI make the
+#    container's /sys/fs/cgroup): EPERM (the read-only flag is locked too), writes EROFS;
 #  - a bind of a shadow subdirectory (c1, its own) at /ctr/b: ".." from it is /ctr, never box;
 #    through it the container writes c1's delay (legitimate: it made c1), but not box's own
 #    delay (EACCES: memory.max is root's, outside its user namespace), nor, through a bind of
@@ -33,7 +35,7 @@ setknob "$snb" memory.max "$L"
 setknob "$snb" memory.oom_delay_millisecs 600
 echo +memory >"$box/cgroup.subtree_control" || fail "cannot enable memory below box"
 delegate "$box" 1000
-mkdir -p /ctr/sys /ctr/b /ctr/n /ctr/e
+mkdir -p /ctr/sys /ctr/ro /ctr/b /ctr/n /ctr/e
 out=/tmp/mntns.out
 : >"$out"
 chown 1000:1000 "$out"
@@ -47,6 +49,8 @@ say "whoami $(id -u)"
 say "umount-ctr $(err umount /ctr/sys)"
 say "umount-l-ctr $(err umount -l /ctr/sys)"
 say "umount-shadow $(err umount /shadow)"
+say "remount-rw $(err mount -o remount,bind,rw /ctr/ro)"
+say "ro-write $(err sh -c 'echo 1 >/ctr/ro/memory.oom_delay_millisecs')"
 [ -e /ctr/sys/memory.oom_delay_millisecs ] && say "still-shadow yes"
 mkdir /ctr/sys/c1 /ctr/sys/c2 && say "mkdir ok"
 mount -o bind /ctr/sys/c1 /ctr/b && say "bind-c1 ok"
@@ -80,6 +84,7 @@ EOF
 } >/tmp/mntns-ctr.sh
 chmod 755 /tmp/mntns-ctr.sh
 unshare -m --propagation shared sh -c "mount -o bind '$box' /ctr/sys && mount -o bind '$sbox' /ctr/sys &&
+	mount -o bind '$sbox' /ctr/ro && mount -o remount,bind,ro /ctr/ro &&
 	exec odt asuser 1000 1000 unshare -Urm --propagation shared sh /tmp/mntns-ctr.sh" 2>/tmp/mntns.err &
 CP=$!
 wait_for 60000 test -e /tmp/mntns.ready || fail "the container did not finish within 60 s: $(tr '\n' ';' <"$out") $(cat /tmp/mntns.err)"
@@ -89,6 +94,8 @@ expect "whoami 0"
 expect "umount-ctr Invalid argument"
 expect "umount-l-ctr Invalid argument"
 expect "umount-shadow Invalid argument"
+expect "remount-rw Operation not permitted"
+expect "ro-write Read-only file system"
 expect "still-shadow yes"
 expect "mkdir ok"
 expect "bind-c1 ok"
