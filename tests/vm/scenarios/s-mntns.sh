@@ -49,7 +49,9 @@ say "whoami $(id -u)"
 say "umount-ctr $(err umount /ctr/sys)"
 say "umount-l-ctr $(err umount -l /ctr/sys)"
 say "umount-shadow $(err umount /shadow)"
-say "remount-rw $(err mount -o remount,bind,rw /ctr/ro)"
+# busybox says "permission denied (are you root?)" for the kernel's EPERM
+say "remount-rw $(mount -o remount,bind,rw /ctr/ro 2>&1 | grep -c 'permission denied')"
+awk '$5 == "/ctr/ro" && $6 ~ /^ro/ {f = 1} END {exit !f}' /proc/self/mountinfo && say "ro-still yes"
 say "ro-write $(err sh -c 'echo 1 >/ctr/ro/memory.oom_delay_millisecs')"
 [ -e /ctr/sys/memory.oom_delay_millisecs ] && say "still-shadow yes"
 mkdir /ctr/sys/c1 /ctr/sys/c2 && say "mkdir ok"
@@ -67,8 +69,12 @@ HELLOFS_HANG=1 hellofs "$SB" -f 2>/tmp/mntns.hf &
 i=0
 while [ $i -lt 50 ] && ! grep -q " $SB fuse" /proc/self/mounts; do usleep 100000; i=$((i + 1)); done
 grep -q " $SB fuse" /proc/self/mounts && say "hellofs ok"
+# on a private tmpfs: a bind stacked on a shared mount propagates to every earlier one and
+# the count doubles each time (the first run of this scenario hit fs.mount-max, ENOSPC, and
+# spent its 60 s there); here the table grows by one a bind
+mount -t tmpfs e /ctr/e && mount --make-private /ctr/e && mkdir /ctr/e/d || say "e failed"
 i=0
-while [ $i -lt 300 ]; do mount -o bind /ctr/e /ctr/e || break; i=$((i + 1)); done
+while [ $i -lt 300 ]; do mount -o bind /ctr/e/d /ctr/e/d || break; i=$((i + 1)); done
 say "binds $i mounts $(wc -l </proc/self/mountinfo)"
 mount -o rbind /ctr/sys /ctr/sys/c1 && say "rbind-loop ok"
 say "walk $(find /ctr/sys -maxdepth 5 2>/dev/null | wc -l)"
@@ -94,7 +100,8 @@ expect "whoami 0"
 expect "umount-ctr Invalid argument"
 expect "umount-l-ctr Invalid argument"
 expect "umount-shadow Invalid argument"
-expect "remount-rw Operation not permitted"
+expect "remount-rw 1"
+expect "ro-still yes"
 expect "ro-write Read-only file system"
 expect "still-shadow yes"
 expect "mkdir ok"
