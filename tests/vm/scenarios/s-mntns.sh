@@ -16,7 +16,7 @@
 #  - tmpfs mounts on a shadow directory, at /ctr/sys/c2 and at /shadow/.../box/c2: none appears
 #    in the host's mount table (a less privileged copy's shared mounts become slaves);
 #  - its own FUSE server (hellofs, never answering GETATTR or FLUSH) mounted over the box's
-#    directory under /shadow, 300 more bind mounts in its table, and a recursive bind of
+#    directory under /shadow, 200 more bind mounts in its table, and a recursive bind of
 #    /ctr/sys into /ctr/sys/c1, a walk of that loop by the container;
 #  - meanwhile it registers an OOM listener on box through /ctr/sys (the daemon reads the
 #    caller's mountinfo, now a line at a time: legitimate, it must work and be quick).
@@ -74,7 +74,7 @@ grep -q " $SB fuse" /proc/self/mounts && say "hellofs ok"
 # spent its 60 s there); here the table grows by one a bind
 mount -t tmpfs e /ctr/e && mount --make-private /ctr/e && mkdir /ctr/e/d || say "e failed"
 i=0
-while [ $i -lt 300 ]; do mount -o bind /ctr/e/d /ctr/e/d || break; i=$((i + 1)); done
+while [ $i -lt 200 ]; do mount -o bind /ctr/e/d /ctr/e/d || break; i=$((i + 1)); done
 say "binds $i mounts $(wc -l </proc/self/mountinfo)"
 mount -o rbind /ctr/sys /ctr/sys/c1 && say "rbind-loop ok"
 say "walk $(find /ctr/sys -maxdepth 5 2>/dev/null | wc -l)"
