@@ -1,6 +1,7 @@
 /* ctl_lock.c — implements ctl_lock.h. */
 #define G_LOG_DOMAIN "oomdelayfs"
 #include "ctl_lock.h"
+#include "pi_mutex.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -69,12 +70,7 @@ void ctl_lock_init(od_controller *c)
 	 * suite (f-pressure-group, 2026-12-05): the tick that issued both kills came 189.5 ms
 	 * after the first deadline while a SCHED_FIFO 99 probe on each vCPU was never more than
 	 * 14.7 ms late: the VM ran, the holder did not. */
-	pthread_mutexattr_t a;
-	pthread_mutexattr_init(&a);
-	if (pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT) != 0)
-		g_warning("engine lock: no priority inheritance: a tick may wait behind a preempted holder");
-	pthread_mutex_init(&c->lock, &a);
-	pthread_mutexattr_destroy(&a);
+	od_pi_mutex_init(&c->lock, "engine lock");
 	c->diag = od_diag_new();
 	/* main() made the controller after setting the niceness its threads inherit. */
 	errno = 0;

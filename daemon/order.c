@@ -2,6 +2,7 @@
  * lists are short (a few batches), so the overlap test walks them. */
 #define G_LOG_DOMAIN "oomdelayfs"
 #include "oomd/order.h"
+#include "pi_mutex.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -37,12 +38,7 @@ struct od_order {
 od_order *od_order_new(void)
 {
 	od_order *q = g_new0(od_order, 1);
-	pthread_mutexattr_t a;
-	pthread_mutexattr_init(&a);
-	if (pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT) != 0)
-		g_warning("the action queue's lock: no priority inheritance");
-	pthread_mutex_init(&q->qlock, &a);
-	pthread_mutexattr_destroy(&a);
+	od_pi_mutex_init(&q->qlock, "the action queue's lock");
 	pthread_cond_init(&q->qcond, NULL);
 	q->pool = g_new(od_pooled_batch, POOL_BATCHES);
 	memset(q->pool, 0, POOL_BATCHES * sizeof *q->pool); /* touched now, not on the kill path */
