@@ -2,9 +2,7 @@
  * lists are short (a few batches), so the overlap test walks them. */
 #define G_LOG_DOMAIN "oomdelayfs"
 #include "oomd/order.h"
-#include "pi_mutex.h"
 
-#include <pthread.h>
 #include <string.h>
 
 /* Batches handed to the actuators come from a pool allocated up front, so that
@@ -19,14 +17,9 @@ typedef struct {
 	void *refs[POOL_ACTS];
 } od_pooled_batch;
 
-/* qlock is a priority-inheritance mutex, as the engine's lock is (ctl_lock.c): the
- * SCHED_FIFO deadline thread hands kills off under it and the kill actuator takes them
- * under it, and the other actuators, at a normal policy, hold it too. A 6.1 run with
- * the diagnostics build saw the hand-off take 33.9-48.0 ms and the kill actuator's
- * take 81.6 ms after it under global pressure, with a plain mutex. */
 struct od_order {
-	pthread_mutex_t qlock;
-	pthread_cond_t qcond;
+	GMutex qlock;
+	GCond qcond;
 	od_batch *head, *tail;
 	int pending; /* batches linked (any kind) */
 	int killers_idle; /* urgent_only takers waiting for a kill */
@@ -38,8 +31,8 @@ struct od_order {
 od_order *od_order_new(void)
 {
 	od_order *q = g_new0(od_order, 1);
-	od_pi_mutex_init(&q->qlock, "the action queue's lock");
-	pthread_cond_init(&q->qcond, NULL);
+	g_mutex_init(&q->qlock);
+	g_cond_init(&q->qcond);
 	q->pool = g_new(od_pooled_batch, POOL_BATCHES);
 	memset(q->pool, 0, POOL_BATCHES * sizeof *q->pool); /* touched now, not on the kill path */
 	for (int i = 0; i < POOL_BATCHES; i++) {
@@ -58,8 +51,8 @@ void od_order_free(od_order *q)
 	if (!q)
 		return;
 	g_free(q->pool);
-	pthread_mutex_destroy(&q->qlock);
-	pthread_cond_destroy(&q->qcond);
+	g_mutex_clear(&q->qlock);
+	g_cond_clear(&q->qcond);
 	g_free(q);
 }
 
@@ -77,14 +70,14 @@ void od_order_reserve(od_order *q, od_batch *hdr, const oe_action *v, void **ref
 	hdr->refs = refs;
 	for (size_t i = 0; i < n; i++)
 		hdr->urgent |= is_kill(v[i].kind);
-	pthread_mutex_lock(&q->qlock);
+	g_mutex_lock(&q->qlock);
 	if (q->tail)
 		q->tail->next = hdr;
 	else
 		q->head = hdr;
 	q->tail = hdr;
 	q->pending++;
-	pthread_mutex_unlock(&q->qlock);
+	g_mutex_unlock(&q->qlock);
 }
 
 /* Puts nb where old is. Under qlock. */
@@ -103,12 +96,12 @@ static void replace_locked(od_order *q, od_batch *old, od_batch *nb)
 static od_batch *new_batch(od_order *q, const oe_action *v, void *const *refs, size_t n, bool urgent)
 {
 	od_batch *b = NULL;
-	pthread_mutex_lock(&q->qlock);
+	g_mutex_lock(&q->qlock);
 	if (n <= POOL_ACTS && q->free_batches) {
 		b = q->free_batches;
 		q->free_batches = b->next;
 	}
-	pthread_mutex_unlock(&q->qlock);
+	g_mutex_unlock(&q->qlock);
 	if (!b) {
 		b = g_malloc(sizeof *b + n * sizeof(oe_action) + n * sizeof(void *));
 		b->pooled = false;
@@ -138,7 +131,7 @@ void od_order_split(od_order *q, od_batch *b, size_t keep)
 	if (keep >= b->n)
 		return;
 	od_batch *rest = new_batch(q, b->v + keep, b->refs + keep, b->n - keep, false);
-	pthread_mutex_lock(&q->qlock);
+	g_mutex_lock(&q->qlock);
 	rest->kind = OD_BATCH_QUEUED;
 	rest->next = b->next;
 	b->next = rest;
@@ -146,17 +139,17 @@ void od_order_split(od_order *q, od_batch *b, size_t keep)
 		q->tail = rest;
 	q->pending++;
 	b->n = keep; /* rest overlaps b (the same cgroup): it waits for b's od_order_done */
-	pthread_mutex_unlock(&q->qlock);
+	g_mutex_unlock(&q->qlock);
 }
 
 void od_order_hand_off(od_order *q, od_batch *hdr)
 {
 	od_batch *b = new_batch(q, hdr->v, hdr->refs, hdr->n, hdr->urgent);
-	pthread_mutex_lock(&q->qlock);
+	g_mutex_lock(&q->qlock);
 	b->kind = OD_BATCH_QUEUED;
 	replace_locked(q, hdr, b);
-	pthread_cond_broadcast(&q->qcond);
-	pthread_mutex_unlock(&q->qlock);
+	g_cond_broadcast(&q->qcond);
+	g_mutex_unlock(&q->qlock);
 }
 
 /* Does batch a name a cgroup that batch b names? */
@@ -179,17 +172,17 @@ static bool blocked_locked(const od_order *q, const od_batch *b)
 
 void od_order_wait_turn(od_order *q, od_batch *hdr)
 {
-	pthread_mutex_lock(&q->qlock);
+	g_mutex_lock(&q->qlock);
 	hdr->kind = OD_BATCH_OWNED;
 	while (blocked_locked(q, hdr))
-		pthread_cond_wait(&q->qcond, &q->qlock);
+		g_cond_wait(&q->qcond, &q->qlock);
 	hdr->running = true;
-	pthread_mutex_unlock(&q->qlock);
+	g_mutex_unlock(&q->qlock);
 }
 
 void od_order_done(od_order *q, od_batch *b)
 {
-	pthread_mutex_lock(&q->qlock);
+	g_mutex_lock(&q->qlock);
 	od_batch **pp = &q->head, *prev = NULL;
 	while (*pp != b) {
 		prev = *pp;
@@ -203,8 +196,8 @@ void od_order_done(od_order *q, od_batch *b)
 		b->next = q->free_batches;
 		q->free_batches = b;
 	}
-	pthread_cond_broadcast(&q->qcond);
-	pthread_mutex_unlock(&q->qlock);
+	g_cond_broadcast(&q->qcond);
+	g_mutex_unlock(&q->qlock);
 	if (b->heap)
 		g_free(b);
 }
@@ -232,7 +225,7 @@ static od_batch *pick_locked(od_order *q, bool urgent_only)
 
 od_batch *od_order_take(od_order *q, bool urgent_only, void (*on_wake)(void *), void *ud)
 {
-	pthread_mutex_lock(&q->qlock);
+	g_mutex_lock(&q->qlock);
 	/* Once before the first wait too: a kick that came after the caller last looked
 	 * (od_controller_set_rt_priority while the kill actuator was starting) but before
 	 * it waits would otherwise be lost. Under qlock, so a later kick finds it waiting. */
@@ -241,36 +234,36 @@ od_batch *od_order_take(od_order *q, bool urgent_only, void (*on_wake)(void *), 
 	od_batch *b;
 	while (!(b = pick_locked(q, urgent_only)) && !(q->stopping && !q->head)) {
 		q->killers_idle += urgent_only;
-		pthread_cond_wait(&q->qcond, &q->qlock);
+		g_cond_wait(&q->qcond, &q->qlock);
 		q->killers_idle -= urgent_only;
 		if (on_wake)
 			on_wake(ud);
 	}
 	if (b)
 		b->running = true;
-	pthread_mutex_unlock(&q->qlock);
+	g_mutex_unlock(&q->qlock);
 	return b;
 }
 
 void od_order_stop(od_order *q)
 {
-	pthread_mutex_lock(&q->qlock);
+	g_mutex_lock(&q->qlock);
 	q->stopping = true;
-	pthread_cond_broadcast(&q->qcond);
-	pthread_mutex_unlock(&q->qlock);
+	g_cond_broadcast(&q->qcond);
+	g_mutex_unlock(&q->qlock);
 }
 
 void od_order_kick(od_order *q)
 {
-	pthread_mutex_lock(&q->qlock);
-	pthread_cond_broadcast(&q->qcond);
-	pthread_mutex_unlock(&q->qlock);
+	g_mutex_lock(&q->qlock);
+	g_cond_broadcast(&q->qcond);
+	g_mutex_unlock(&q->qlock);
 }
 
 void od_order_drain(od_order *q)
 {
-	pthread_mutex_lock(&q->qlock);
+	g_mutex_lock(&q->qlock);
 	while (q->pending > 0)
-		pthread_cond_wait(&q->qcond, &q->qlock);
-	pthread_mutex_unlock(&q->qlock);
+		g_cond_wait(&q->qcond, &q->qlock);
+	g_mutex_unlock(&q->qlock);
 }
