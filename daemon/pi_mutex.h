@@ -1,8 +1,8 @@
 /* pi_mutex.h — a priority-inheritance mutex, for a lock the SCHED_FIFO deadline thread
  * shares with threads at a normal policy (the engine's lock, ctl_lock.c): a real-time
  * waiter lends the holder its priority until the unlock. (The action queue's lock in
- * order.c is still a plain GMutex: its change to this one went untested through a whole
- * suite and was taken back, see docs/DESIGN.md.) Any thread, once, before the mutex is used; never blocks. Where the
+ * order.c is still a plain GMutex: made one of these together with other changes, it met
+ * whole-suite failures not yet attributed and was taken back; docs/DESIGN.md.) Any thread, once, before the mutex is used; never blocks. Where the
  * protocol is refused the mutex is a plain one, and `what` is logged. */
 #ifndef OOMD_PI_MUTEX_H
 #define OOMD_PI_MUTEX_H

@@ -70,8 +70,13 @@ kids() { for p in $(cat "$1/cgroup.procs"); do
 done | wc -l; }
 # uid 1001's legitimate calls once without the attack: the baseline its calls during the
 # freeze are held to (a TCG VM beside CI's other VM runs them 4x slower than alone)
+# u1001_label NAME: uid 1001, in its own cgroup, makes NAME through the shadow, labels it and
+# reads the label back (prints it)
+u1001_label() {
+	sh -c "echo \$\$ >$u/w/cgroup.procs && exec odt asuser 1001 1001 sh -c 'mkdir $su/$1 && odt xattr set $su/$1 user.note hello && odt xattr get $su/$1 user.note'" 2>&1
+}
 b=$(now_ms)
-o=$(sh -c "echo \$\$ >$u/w/cgroup.procs && exec odt asuser 1001 1001 sh -c 'mkdir $su/k0 && odt xattr set $su/k0 user.note hello && odt xattr get $su/k0 user.note'" 2>&1)
+o=$(u1001_label k0)
 u0=$(($(now_ms) - b))
 [ "$o" = hello ] || fail "uid 1001 could not make and label a cgroup before the attack: '$o'"
 kill -STOP "$DAEMON_PID" || fail "cannot stop the daemon"
@@ -95,7 +100,7 @@ while [ $(($(now_ms) - t0)) -lt 8000 ]; do
 	if [ -z "$legit" ] && [ "$maxk" -gt 0 ]; then # the legitimate actions while the children are frozen
 		legit=1 # in the background: the sampling of the children goes on beside them
 		(a=$(now_ms)
-		o=$(sh -c "echo \$\$ >$u/w/cgroup.procs && exec odt asuser 1001 1001 sh -c 'mkdir $su/k && odt xattr set $su/k user.note hello && odt xattr get $su/k user.note'" 2>&1)
+		o=$(u1001_label k)
 		echo "$(($(now_ms) - a)) $(($(now_ms) - t0)) $o" >/tmp/legit.u) &
 		lpids="$lpids $!"
 		(cat "/shadow${u#$CGROOT}/memory.oom_control" >/dev/null || echo "cannot read" >/tmp/legit.c
