@@ -16,12 +16,14 @@
  *       Writes "<MiB held> <MemAvailable MiB>\n" to the report FILE once filled, and
  *       "<CLOCK_BOOTTIME ms> <MemAvailable MiB>\n" to the log FILE after every churn pass
  *       (the pressure at a given moment, whenever the test's shell gets to look).
- *   pressure rtprobe CPU FILE
- *       what the VM itself gives a real-time task: pinned to CPU, memory locked, SCHED_FIFO
- *       99, it sleeps 2 ms at a time (absolute CLOCK_BOOTTIME) and keeps, per 100 ms
- *       window, the worst wake-up lateness; on SIGTERM it writes "<window end, boottime
- *       ms> <worst lateness ms>\n" per window to FILE and exits. A vCPU that the host did
- *       not run (TCG, more VMs than host cores) shows here as it does for the daemon.
+ *   pressure rtprobe CPU FILE [PRIO]
+ *       what the VM itself gives a real-time task: pinned to CPU (-1: not pinned), memory
+ *       locked, SCHED_FIFO PRIO (default 99), it sleeps 2 ms at a time (absolute
+ *       CLOCK_BOOTTIME) and keeps, per 100 ms window, the worst wake-up lateness; on
+ *       SIGTERM it writes "<window end, boottime ms> <worst lateness ms>\n" per window to
+ *       FILE and exits. A vCPU that the host did not run (TCG, more VMs than host cores)
+ *       shows here as it does for the daemon; unpinned at the daemon's priority, it also
+ *       shows what the VM's scheduler gives a thread placed as the daemon's are.
  *   pressure now                     CLOCK_BOOTTIME in ms
  */
 #ifndef _GNU_SOURCE
@@ -214,10 +216,13 @@ static int rtprobe(int argc, char **argv)
 	static struct { int64_t end; int32_t late_us; } w[MAXW];
 	cpu_set_t set;
 	CPU_ZERO(&set);
-	CPU_SET(atoi(argv[0]), &set);
-	if (sched_setaffinity(0, sizeof set, &set) < 0)
-		die("sched_setaffinity");
-	struct sched_param sp = { .sched_priority = 99 };
+	int cpu = atoi(argv[0]);
+	if (cpu >= 0) {
+		CPU_SET(cpu, &set);
+		if (sched_setaffinity(0, sizeof set, &set) < 0)
+			die("sched_setaffinity");
+	}
+	struct sched_param sp = { .sched_priority = argc > 2 ? atoi(argv[2]) : 99 };
 	if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0)
 		die("sched_setscheduler");
 	if (mlockall(MCL_CURRENT | MCL_FUTURE) < 0)

@@ -7,9 +7,13 @@
 # through direct reclaim (no swap); then both delays are re-armed (rule 6) to 5 s, so the
 # deadlines fall while the pressure holds. Asserted: the filler is alive (the pressure was there)
 # at the deadlines, nothing killed before them, the daemon's kill (its memory.max = L write)
-# begins within 50 ms of each deadline, plus the worst wake-up lateness that a pinned SCHED_FIFO
-# 99 probe per vCPU saw meanwhile (what the VM itself withheld: a TCG vCPU the host does not
-# run). Reported: that figure, when the kernel's OOM kill was
+# begins within 50 ms of each deadline, plus the worst wake-up lateness that a probe saw
+# meanwhile: a pinned SCHED_FIFO 99 probe per vCPU (what the VM itself withheld: a TCG vCPU the
+# host does not run) and an unpinned one at the daemon's own SCHED_FIFO 1 (what the VM's
+# scheduler gave a bare thread placed as the daemon's deadline thread is: 6.1, 2026-12-06, it
+# was up to 225 ms late in windows where the pinned probes were at most 27 ms late, and the
+# daemon's deadline thread waited as long for a CPU; docs/DESIGN.md, "FIFO 1 in the VM").
+# The 50 ms are then the daemon's own: its locks, allocations and hand-offs. Reported: that figure, when the kernel's OOM kill was
 # seen (memory-locked inotify watcher), when the daemon's memory.max write returned (the
 # kernel's kill done; from the daemon's log), MemAvailable and PSI at the deadline.
 # OOMD_FP_MODE=group (f-pressure-group) runs the same with --kill-mode group: the kill is the
@@ -80,6 +84,8 @@ while [ "$cpu" -lt "$(nproc)" ]; do
 	probes="$probes $!"
 	cpu=$((cpu + 1))
 done
+pressure rtprobe -1 /tmp/probe.fifo1 1 &
+probes="$probes $!"
 kill_watch "$P" $kwopt; KP=$KW_PID
 kill_watch "$Q" $kwopt; KQ=$KW_PID
 usleep 100000 # the watchers' first reading
@@ -138,13 +144,17 @@ issuep=${kp% *} donep=${kp#* } issueq=${kq% *} doneq=${kq#* }
 alive "$DAEMON_PID" || fail "the daemon died under global pressure"
 kill -TERM $probes
 for pid in $probes; do wait "$pid" || fail "pressure rtprobe $pid failed"; done
-# stall D ISSUE: the worst lateness a vCPU showed a SCHED_FIFO 99 task in the windows that
-# cover the deadline D (ns) to the kill's start ISSUE (ms after it)
+# stall D ISSUE [FILES]: the worst lateness a probe saw (all of them, or FILES) in the
+# windows that cover the deadline D (ns) to the kill's start ISSUE (ms after it)
 stall() {
-	cat /tmp/probe.* | awk -v d="$(($1 / 1000000))" -v i="$2" \
+	_d=$1 _i=$2
+	shift 2
+	[ $# -gt 0 ] || set -- /tmp/probe.*
+	cat "$@" | awk -v d="$((_d / 1000000))" -v i="$_i" \
 		'$1 >= d && $1 <= d + i + 100 && $2 > m { m = $2 } END { printf "%.1f", m + 0 }'
 }
 stallp=$(stall "$dlp" "$issuep") stallq=$(stall "$dlq" "$issueq")
+pinp=$(stall "$dlp" "$issuep" /tmp/probe.[0-9]) pinq=$(stall "$dlq" "$issueq" /tmp/probe.[0-9])
 grep -E "delay over|late|protect|oomdelayfs.daemon" /tmp/oomdelayfs.log
 stop_daemon
 for v in "$issuep" "$issueq" "$latep" "$lateq"; do
@@ -154,7 +164,7 @@ done
 ticks=$(grep -F ": delay over" /tmp/oomdelayfs.log | tail -n 2 | sed -n 's|.*/\([pq]\): delay over.*\(last timer tick [0-9.]* ms late\).*|\1: \2|p' | tr '\n' ';')
 # 50 ms, plus whatever the VM itself withheld from a real-time task at that moment
 for k in "$issuep $stallp" "$issueq $stallq"; do
-	echo "$k" | awk '{ exit !($1 <= 50 + $2) }' || fail "under global pressure the daemon's kill began more than 50 ms after a deadline, beyond what the VM withheld from a real-time probe: p +$issuep (probe late $stallp), q +$issueq (probe late $stallq); kernel kills p +$latep q +$lateq ms; deadlines $(( (dlq - dlp) / 1000000 )) ms apart; $ticks"
+	echo "$k" | awk '{ exit !($1 <= 50 + $2) }' || fail "under global pressure the daemon's kill began more than 50 ms after a deadline, beyond what the VM withheld from a real-time probe: p +$issuep (probe late $stallp, pinned FIFO 99 $pinp), q +$issueq (probe late $stallq, pinned FIFO 99 $pinq); kernel kills p +$latep q +$lateq ms; deadlines $(( (dlq - dlp) / 1000000 )) ms apart; $ticks"
 done
 kern_note=''
 if [ "$MODE" = group ]; then
@@ -165,5 +175,5 @@ else
 	what="the memory.max writes returned (the kernel's kill done, usage under L) at p +${donep} q +${doneq} ms${kern_note}; the kernel's OOM kills seen by a watcher at p +${latep} q +${lateq} ms"
 fi
 pass "global pressure at the deadlines (filler $fill_mb MiB alive, MemAvailable $a0 -> $fill_avail after the fill, min ${amin} MiB while held${psi_dl:+, PSI full avg10 $psi_dl}; filler $fstate):" \
-	"kill mode $MODE; deadlines $(( (dlq - dlp) / 1000000 )) ms apart; the daemon's kills began p +${issuep} q +${issueq} ms after their deadlines (a SCHED_FIFO 99 probe's worst wake-up meanwhile: p ${stallp} q ${stallq} ms);" \
+	"kill mode $MODE; deadlines $(( (dlq - dlp) / 1000000 )) ms apart; the daemon's kills began p +${issuep} q +${issueq} ms after their deadlines (the probes' worst wake-up meanwhile: p ${stallp} q ${stallq} ms, of the pinned SCHED_FIFO 99 ones p ${pinp} q ${pinq} ms);" \
 	"$what"
