@@ -58,6 +58,23 @@ void od_thr_check(od_thresholds *t, uint64_t usage, uint64_t **crossed, size_t *
 	t->current = i - 1;
 }
 
+uint64_t od_thr_peak_apex(od_thr_peak *p, uint64_t peak)
+{
+	bool rose = p->known && peak > p->peak;
+	if (!p->known || peak > p->peak)
+		p->peak = peak;
+	p->known = true;
+	return rose ? peak : 0;
+}
+
+void od_thr_check_apex(od_thresholds *t, uint64_t apex, uint64_t usage, uint64_t **crossed,
+		       size_t *n)
+{
+	if (apex > usage)
+		od_thr_check(t, apex, crossed, n);
+	od_thr_check(t, usage, crossed, n);
+}
+
 void od_thr_add(od_thresholds *t, uint64_t key, uint64_t threshold, uint64_t usage,
 		uint64_t **crossed, size_t *n)
 {

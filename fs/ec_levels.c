@@ -43,6 +43,7 @@ typedef struct {
 	bool is_root;
 	char *path;    /* its real path: who is below whom */
 	od_thresholds *thr[2]; /* memory.usage_in_bytes, memory.memsw.usage_in_bytes */
+	od_thr_peak peak;      /* memory.peak at the last sample (the thread's alone) */
 	int trig[OD_VMP_NLEVELS]; /* PSI triggers; the thread's alone */
 	bool psi_failed;          /* logged once */
 } lv_cg;
@@ -252,13 +253,19 @@ static void sample(fs_evctl *e, GPtrArray *cgs)
 		g_mutex_unlock(&e->lock);
 		for (int s = 0; s < 2; s++)
 			ok[s] = has[s] && usage_of(g, s == 1, &u[s]) == 0;
+		/* memory.usage_in_bytes only: memory.peak proves what the usage reached between
+		 * two samples (v1events.h). The root has none; nor has memsw (swap.peak is
+		 * swap's alone), whose thresholds stay sampled. */
+		uint64_t pk, apex = 0;
+		if (ok[0] && !g->is_root && od_kio_read_u64(g->dirfd, "memory.peak", &pk) == 0)
+			apex = od_thr_peak_apex(&g->peak, pk);
 		g_mutex_lock(&e->lock);
 		for (int s = 0; s < 2; s++) {
 			if (!ok[s] || !g->thr[s])
 				continue;
 			uint64_t *crossed = NULL;
 			size_t n = 0;
-			od_thr_check(g->thr[s], u[s], &crossed, &n);
+			od_thr_check_apex(g->thr[s], s == 0 ? apex : 0, u[s], &crossed, &n);
 			queue_keys_locked(e, g->id, crossed, n);
 			g_free(crossed);
 		}

@@ -44,6 +44,23 @@ bool od_thr_remove(od_thresholds *t, uint64_t key);
 /* Calls fn for each key (a snapshot: fn may not change t). */
 void od_thr_foreach(const od_thresholds *t, void (*fn)(uint64_t key, void *ud), void *ud);
 
+/* What a sampler misses and memory.peak proves: the cgroup's highest usage (since it was
+ * made; 6.12's per-descriptor reset aside) only grows, so a reading above the previous one
+ * means the usage reached it between the two samples, however briefly. d-v1notify on 6.1
+ * under load: a 48 MiB hog rose to its 32 MiB limit and was OOM-killed between two
+ * samples, and the shadow's 16M listener heard neither crossing where native v1 heard both. */
+typedef struct {
+	uint64_t peak;
+	bool known;
+} od_thr_peak;
+/* The highest usage since the previous reading that this reading of memory.peak proves,
+ * or 0 if it proves none (the first reading only records). */
+uint64_t od_thr_peak_apex(od_thr_peak *p, uint64_t peak);
+/* od_thr_check at apex first when it is above usage (its upward crossings, which v1
+ * signalled as the usage rose), then at usage (the downward ones). */
+void od_thr_check_apex(od_thresholds *t, uint64_t apex, uint64_t usage, uint64_t **crossed,
+		       size_t *n);
+
 /* How often the daemon samples the usage of cgroups that have thresholds (ms); v1
  * checked every THRESHOLDS_EVENTS_TARGET (128) page charges and uncharges. */
 #define OD_THR_PERIOD_MS 100

@@ -53,6 +53,38 @@ Test(thresholds, crossing_up_and_down_signals_once_each)
 	reset();
 }
 
+/* A rise to the limit and the OOM kill that ends it, both between two samples: the
+ * samples read 4 MiB and 2 MiB, memory.peak 4 MiB then 32 MiB. v1 heard 16M go up and down. */
+Test(thresholds, an_excursion_between_samples_is_heard_from_memory_peak)
+{
+	od_thresholds *t = od_thr_new();
+	od_thr_peak pk = { 0 };
+	reset();
+	od_thr_add(t, 1, 16 * MiB, 4 * MiB, &got, &ngot);
+	od_thr_add(t, 2, 64 * MiB, 4 * MiB, &got, &ngot);
+	cr_assert_eq(od_thr_peak_apex(&pk, 4 * MiB), 0, "the first reading only records");
+	od_thr_check_apex(t, 0, 4 * MiB, &got, &ngot);
+	cr_assert_eq(ngot, 0);
+	uint64_t apex = od_thr_peak_apex(&pk, 32 * MiB);
+	cr_assert_eq(apex, 32 * MiB);
+	od_thr_check_apex(t, apex, 2 * MiB, &got, &ngot);
+	cr_assert_eq(ngot, 2, "16M crossed up and back down: %zu signals", ngot);
+	cr_assert(got[0] == 1 && got[1] == 1);
+	cr_assert(!heard(2), "64M was never reached");
+	/* the same peak again proves nothing new: nothing heard, the position unchanged */
+	cr_assert_eq(od_thr_peak_apex(&pk, 32 * MiB), 0);
+	od_thr_check_apex(t, 0, 2 * MiB, &got, &ngot);
+	cr_assert_eq(ngot, 2);
+	/* a lower reading (6.12: a descriptor's reset) is not a rise either */
+	cr_assert_eq(od_thr_peak_apex(&pk, 8 * MiB), 0);
+	/* an apex the usage is still at: one upward signal, none downward */
+	apex = od_thr_peak_apex(&pk, 40 * MiB);
+	od_thr_check_apex(t, apex, 40 * MiB, &got, &ngot);
+	cr_assert_eq(ngot, 3);
+	od_thr_free(t);
+	reset();
+}
+
 Test(thresholds, one_jump_crosses_every_threshold_between)
 {
 	od_thresholds *t = od_thr_new();
