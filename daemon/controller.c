@@ -9,6 +9,7 @@
 #include "ctl_act.h"
 #include "ctl_adopt.h"
 #include "ctl_deadline.h"
+#include "ctl_late.h"
 #include "ctl_hooks.h"
 #include "ctl_lock.h"
 #include "ctl_table.h"
@@ -34,6 +35,11 @@ od_controller *od_controller_new(const oe_config *cfg)
 		g_free(c);
 		return NULL;
 	}
+	if (ctl_late_init(c) != 0) {
+		ctl_deadlines_free(c);
+		g_free(c);
+		return NULL;
+	}
 	ctl_lock_init(c);
 	ctl_lock_name_thread("the main loop"); /* main() makes the controller on the loop's thread */
 	ctl_hooks_init(&c->hooks);
@@ -54,6 +60,7 @@ void od_controller_free(od_controller *c)
 	ctl_table_free(c);
 	od_order_free(c->order);
 	ctl_deadlines_free(c);
+	ctl_late_free(c);
 	ctl_hooks_clear(&c->hooks);
 	ctl_lock_clear(c);
 	g_mutex_clear(&c->adopt_lock);

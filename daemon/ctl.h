@@ -79,6 +79,14 @@ struct od_controller {
 	GThread *deadlines;
 	gint deadlines_stop;
 
+	/* ctl_late: the late tick's line, posted by the deadline thread, logged by the loop */
+	int late_efd;
+	guint late_src;
+	GMutex late_lock;    /* guards late_line and late_full */
+	char late_line[768];
+	bool late_full;
+	guint late_unlogged; /* atomic */
+
 	/* ctl_act */
 	od_order *order;
 	GThread *actuator[NACTUATORS];

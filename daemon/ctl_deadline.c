@@ -6,6 +6,7 @@
 #define G_LOG_DOMAIN "oomdelayfs"
 #include "ctl_deadline.h"
 #include "ctl_act.h"
+#include "ctl_late.h"
 #include "ctl_lock.h"
 
 #include <errno.h>
@@ -66,10 +67,11 @@ static void tick(od_controller *c, const ctl_ctx *self, int64_t woke)
 	__atomic_store_n(&c->tick_late, late, __ATOMIC_RELAXED);
 	oe_tick(c->eng, now, &c->acts);
 	ctl_finish_locked(c, self);
-	/* Logged after the tick's actions: a kill must not wait for the logger. */
+	/* After the tick's actions, and written by the loop (ctl_late.h: a log write can
+	 * stall in reclaim, and the next tick would wait for it). */
 	const char *why = od_diag_tick_done(c->diag, late > LATE_TICK_NS, armed, woke, now);
 	if (late > LATE_TICK_NS)
-		g_message("timer %.1f ms late%s", late / 1e6, why);
+		ctl_late_post(c, late, why);
 }
 
 static gpointer deadline_main(gpointer data)
