@@ -139,6 +139,35 @@ Test(fdguard, identity_matches_fstat)
 	close(fd);
 }
 
+/* v1's fdget() does not see O_PATH descriptors: an O_PATH number is EBADF there,
+ * whether it names a control file or an eventfd reopened through /proc/self/fd. */
+Test(fdguard, an_o_path_descriptor_is_ebadf)
+{
+	char tmpl[] = "/tmp/fdguard-XXXXXX";
+	int fd = mkstemp(tmpl);
+	cr_assert_geq(fd, 0);
+	int path_fd = open(tmpl, O_PATH | O_CLOEXEC);
+	cr_assert_geq(path_fd, 0);
+	unlink(tmpl);
+	dev_t dev = 0;
+	uint64_t ino = 0;
+	cr_assert_eq(fs_fd_identity(getpid(), path_fd, &dev, &ino), EBADF);
+	cr_assert_eq(fs_fd_identity(getpid(), fd, &dev, &ino), 0, "the same file opened for reading");
+	int efd = eventfd(0, EFD_CLOEXEC);
+	cr_assert_geq(efd, 0);
+	char self[64];
+	snprintf(self, sizeof self, "/proc/self/fd/%d", efd);
+	int qfd = open(self, O_PATH | O_CLOEXEC);
+	cr_assert_geq(qfd, 0);
+	cr_assert_eq(fs_fd_is_eventfd(getpid(), qfd), EBADF);
+	cr_assert_eq(fs_fd_is_eventfd(0, qfd), EBADF);
+	cr_assert_eq(fs_fd_is_eventfd(getpid(), efd), 0, "the eventfd itself");
+	close(qfd);
+	close(efd);
+	close(path_fd);
+	close(fd);
+}
+
 Test(fdguard, the_top_of_the_table_is_reserved)
 {
 	struct rlimit rl = { .rlim_cur = 4096, .rlim_max = 4096 };
