@@ -9,6 +9,7 @@
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -166,6 +167,41 @@ Test(fdguard, an_o_path_descriptor_is_ebadf)
 	close(efd);
 	close(path_fd);
 	close(fd);
+}
+
+/* A successor server re-takes a carried listener's eventfd with pidfd_getfd (ec_carry.c
+ * take_from): the holder's number and our copy must both still pass as eventfds with
+ * the O_PATH check beside them (a suspect when f-levels-restart failed; it was not). */
+Test(fdguard, an_eventfd_taken_from_another_process_passes, .timeout = 10)
+{
+	int efd = eventfd(0, EFD_CLOEXEC);
+	cr_assert_geq(efd, 0);
+	int go[2];
+	cr_assert_eq(pipe(go), 0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) { /* the listener: holds efd until the parent closes the pipe */
+		char c;
+		close(go[1]);
+		(void)!read(go[0], &c, 1);
+		_exit(0);
+	}
+	close(go[0]);
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	cr_assert_geq(pidfd, 0);
+	int taken = (int)syscall(SYS_pidfd_getfd, pidfd, efd, 0);
+	cr_assert_geq(taken, 0, "pidfd_getfd: %s", g_strerror(errno));
+	uint64_t a = 0, b = 0;
+	cr_assert_eq(fs_fd_is_eventfd(pid, efd), 0, "the holder's descriptor");
+	cr_assert_eq(fs_fd_is_eventfd(0, taken), 0, "ours, taken over");
+	cr_assert_eq(fs_eventfd_id(pid, efd, &a), 0);
+	cr_assert_eq(fs_eventfd_id(0, taken, &b), 0);
+	cr_assert_eq(a, b, "the same eventfd");
+	close(go[1]);
+	cr_assert_eq(waitpid(pid, NULL, 0), pid);
+	close(taken);
+	close(pidfd);
+	close(efd);
 }
 
 Test(fdguard, the_top_of_the_table_is_reserved)
