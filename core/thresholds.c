@@ -106,10 +106,8 @@ int64_t od_thr_next_sample(size_t registered, int64_t last, int64_t now, bool li
 uint64_t od_thr_event_floor(const uint64_t old[OD_VMP_NEVENTS], const uint64_t now[OD_VMP_NEVENTS],
 			    uint64_t max, uint64_t high)
 {
-	uint64_t floor = 0;
-	if ((now[0] > old[0] || now[2] > old[2]) && max != UINT64_MAX)
-		floor = max;
-	if (now[1] > old[1] && high != UINT64_MAX && high > floor)
-		floor = high;
-	return floor;
+	bool at_max = now[0] > old[0] || now[2] > old[2];
+	bool over_high = now[1] > old[1] && high != UINT64_MAX;
+	uint64_t floor = MIN(max, high); /* the lower: either may have been raised since */
+	return (at_max || over_high) && floor != UINT64_MAX ? floor : 0;
 }

@@ -12,8 +12,8 @@
  * kernfs_notify's work item, often after the victim's memory was freed (f-levels-restart on
  * 6.12 missed the crossing up in 1 run of 6), so such a sample also reads the cgroup's own
  * counters (memory.events.local): a max or oom event since says the usage stood at
- * memory.max, a high event above memory.high, and the thresholds are checked against that
- * floor before the usage read (od_thr_event_floor): up, then down, as v1 signalled them.
+ * memory.max, a high event above memory.high (the lower of the two, as read then), and the
+ * thresholds are checked against that floor before the usage read (od_thr_event_floor): up, then down, as v1 signalled them.
  *
  * Pressure levels. Each cgroup with pressure listeners gets one PSI trigger per level
  * from its lowest listener's up to critical (memory.pressure, POLLPRI; the mapping in

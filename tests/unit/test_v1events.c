@@ -156,6 +156,9 @@ Test(thresholds, a_limit_event_between_samples_is_a_crossing_up_and_down)
 	cr_assert_eq(od_thr_event_floor(old, high, 32 * MiB, 8 * MiB), 8 * MiB, "over memory.high");
 	cr_assert_eq(od_thr_event_floor(old, high, 32 * MiB, UINT64_MAX), 0);
 	cr_assert_eq(od_thr_event_floor(old, oom, UINT64_MAX, UINT64_MAX), 0);
+	cr_assert_eq(od_thr_event_floor(old, oom, 96 * MiB, 32 * MiB), 32 * MiB,
+		     "a managed cgroup killed at L = 32M, its ceiling (96M) back in memory.max: L, never the ceiling");
+	cr_assert_eq(od_thr_event_floor(old, high, 32 * MiB, 8 * MiB), 8 * MiB);
 
 	od_thresholds *t = od_thr_new();
 	reset();
