@@ -163,9 +163,12 @@ int od_parse_event_control_args(const char *buf, size_t len, int *event_fd, int 
 	unsigned long cfd = decimal(&s, end);
 	if (s != end && *s != ' ')
 		return EINVAL;
-	/* The kernel would truncate to unsigned int and fail fdget() with EBADF. */
-	*event_fd = efd > (unsigned long)INT32_MAX ? -1 : (int)efd;
-	*control_fd = cfd > (unsigned long)INT32_MAX ? -1 : (int)cfd;
+	/* memcg_write_event_control keeps simple_strtoul's result in an unsigned int: a
+	 * number of 2^32 and more names the descriptor of its low 32 bits (4294967299 is
+	 * 3); one of 2^31 and more is past any table, fdget() fails: EBADF (-1 here). */
+	unsigned int e32 = (unsigned int)efd, c32 = (unsigned int)cfd;
+	*event_fd = e32 > (unsigned int)INT32_MAX ? -1 : (int)e32;
+	*control_fd = c32 > (unsigned int)INT32_MAX ? -1 : (int)c32;
 	/* buf = endp + 1: the arguments run to the stripped end. With nothing after the
 	 * control fd v1 reads past the string's NUL; after a stripped newline that is the
 	 * NUL of the buffer, an empty string, which is what is given here. */

@@ -119,3 +119,12 @@ int64_t od_thr_next_sample(size_t registered, int64_t last, int64_t now, bool li
 	int64_t next = last + (int64_t)(limit_event ? OD_THR_EVENT_GAP_MS : OD_THR_PERIOD_MS) * 1000000LL;
 	return next < now ? now : next;
 }
+
+uint64_t od_thr_event_floor(const uint64_t old[OD_VMP_NEVENTS], const uint64_t now[OD_VMP_NEVENTS],
+			    uint64_t max, uint64_t high)
+{
+	bool at_max = now[0] > old[0] || now[2] > old[2];
+	bool over_high = now[1] > old[1] && high != UINT64_MAX;
+	uint64_t floor = MIN(max, high); /* the lower: either may have been raised since */
+	return (at_max || over_high) && floor != UINT64_MAX ? floor : 0;
+}

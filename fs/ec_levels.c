@@ -8,7 +8,12 @@
  * then. Latency: a crossing is heard within one period plus the reads (docs/DESIGN.md);
  * v1 checked at every 128th page charged or uncharged. A limit event of such a cgroup
  * (its memory.events, ec_limits.c) brings the sample forward: a rise to a limit and the
- * OOM kill that ends it can both fall inside one period.
+ * OOM kill that ends it can both fall inside one period. That notice comes through
+ * kernfs_notify's work item, often after the victim's memory was freed (f-levels-restart on
+ * 6.12 missed the crossing up in 1 run of 6), so such a sample also reads the cgroup's own
+ * counters (memory.events.local): a max or oom event since says the usage stood at
+ * memory.max, a high event above memory.high (the lower of the two, as read then), and the
+ * thresholds are checked against that floor before the usage read (od_thr_event_floor): up, then down, as v1 signalled them.
  *
  * Pressure levels. Each cgroup with pressure listeners gets one PSI trigger per level
  * from its lowest listener's up to critical (memory.pressure, POLLPRI; the mapping in
@@ -45,6 +50,8 @@ typedef struct {
 	od_thresholds *thr[2]; /* memory.usage_in_bytes, memory.memsw.usage_in_bytes */
 	od_thr_peak peak;      /* memory.peak at the last sample (the thread's alone) */
 	int trig[OD_VMP_NLEVELS]; /* PSI triggers; the thread's alone */
+	uint64_t ev[OD_VMP_NEVENTS]; /* memory.events.local at the last look (the thread's) */
+	bool ev_stale; /* under e->lock: a threshold was added since (re-base, no floor) */
 	bool psi_failed;          /* logged once */
 } lv_cg;
 
@@ -131,6 +138,7 @@ int ec_levels_add_locked(fs_evctl *e, ec_listener *l, int dirfd, bool is_root, u
 		uint64_t *crossed = NULL;
 		size_t n = 0;
 		od_thr_add(*t, l->serial, l->threshold, usage, &crossed, &n);
+		g->ev_stale = true; /* its baseline is newer than the counters the thread has */
 		queue_keys_locked(e, l->id, crossed, n);
 		g_free(crossed);
 	}
@@ -240,17 +248,49 @@ static int usage_of(const lv_cg *g, bool memsw, uint64_t *u)
 	return fs_v1_usage_value(&c, memsw, u);
 }
 
-static void sample(fs_evctl *e, GPtrArray *cgs)
+static void count_event(void *ud, const char *key, size_t len, uint64_t v)
+{
+	static const char *const keys[OD_VMP_NEVENTS] = { "max", "high", "oom", "oom_kill" };
+	for (int i = 0; i < OD_VMP_NEVENTS; i++)
+		if (strlen(keys[i]) == len && memcmp(keys[i], key, len) == 0)
+			((uint64_t *)ud)[i] = v;
+}
+
+/* The usage the cgroup's own limit events since the last look say it reached
+ * (od_thr_event_floor), 0 if none; rebase: only take the counters in. */
+static uint64_t event_floor(lv_cg *g, bool rebase)
+{
+	g_autoptr(GString) s = g_string_new(NULL);
+	uint64_t old[OD_VMP_NEVENTS], max, high;
+	memcpy(old, g->ev, sizeof old);
+	if (g->is_root || od_kio_read_all(g->dirfd, "memory.events.local", s) < 0 ||
+	    od_kio_parse_kv(s->str, s->len, count_event, g->ev) < 0 || rebase ||
+	    memcmp(old, g->ev, sizeof old) == 0) /* nothing moved: no limit to read */
+		return 0;
+	if (od_kio_read_u64(g->dirfd, "memory.max", &max) < 0)
+		max = OE_UNLIMITED;
+	if (od_kio_read_u64(g->dirfd, "memory.high", &high) < 0)
+		high = OE_UNLIMITED;
+	return od_thr_event_floor(old, g->ev, max, high);
+}
+
+/* events: memory.events moved since the last sample (the cgroups' own counters are read
+ * then, and after a threshold was added, only then). */
+static void sample(fs_evctl *e, GPtrArray *cgs, bool events)
 {
 	for (guint i = 0; i < cgs->len; i++) {
 		lv_cg *g = g_ptr_array_index(cgs, i);
-		uint64_t u[2];
+		uint64_t u[2], floor = 0;
 		bool ok[2] = { false, false };
 		/* the counts are read without the lock; a FUSE worker may add a threshold
-		 * meanwhile (it checks with its own reading) */
+		 * meanwhile (it checks with its own reading, and marks the record stale) */
 		g_mutex_lock(&e->lock);
 		bool has[2] = { g->thr[0] && od_thr_count(g->thr[0]), g->thr[1] && od_thr_count(g->thr[1]) };
+		bool stale = g->ev_stale;
+		g->ev_stale = false;
 		g_mutex_unlock(&e->lock);
+		if ((has[0] || has[1]) && (events || stale))
+			floor = event_floor(g, stale);
 		for (int s = 0; s < 2; s++)
 			ok[s] = has[s] && usage_of(g, s == 1, &u[s]) == 0;
 		/* memory.usage_in_bytes only: memory.peak proves what the usage reached between
@@ -259,13 +299,19 @@ static void sample(fs_evctl *e, GPtrArray *cgs)
 		uint64_t pk, apex = 0;
 		if (ok[0] && !g->is_root && od_kio_read_u64(g->dirfd, "memory.peak", &pk) == 0)
 			apex = od_thr_peak_apex(&g->peak, pk);
+		if (stale)
+			apex = 0; /* a rise before the threshold's own baseline: recorded only */
 		g_mutex_lock(&e->lock);
 		for (int s = 0; s < 2; s++) {
 			if (!ok[s] || !g->thr[s])
 				continue;
 			uint64_t *crossed = NULL;
 			size_t n = 0;
-			od_thr_check_apex(g->thr[s], s == 0 ? apex : 0, u[s], &crossed, &n);
+			/* up to what the usage is known to have reached since the last sample (a
+			 * limit event's floor, memory.peak's rise), then down to the usage read: v1
+			 * signalled both. Not for a threshold added since the counters were read. */
+			uint64_t up = MAX(floor, s == 0 ? apex : 0);
+			od_thr_check_apex(g->thr[s], g->ev_stale ? 0 : up, u[s], &crossed, &n);
 			queue_keys_locked(e, g->id, crossed, n);
 			g_free(crossed);
 		}
@@ -490,7 +536,7 @@ static gpointer levels_thread(gpointer data)
 
 		now = g_get_monotonic_time() * 1000;
 		if (next >= 0 && now >= next) {
-			sample(e, k.sample);
+			sample(e, k.sample, thr_event);
 			last = now;
 			thr_event = false;
 		}

@@ -2,8 +2,10 @@
  * reserve; see fdguard.h (the closer is closer.c).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/sysmacros.h>
@@ -21,6 +23,23 @@ static void proc_path(char *buf, size_t size, pid_t pid, const char *what, int f
 		snprintf(buf, size, "/proc/self/%s/%d", what, fd);
 }
 
+/* Is descriptor fd of process pid an O_PATH one? fdinfo's "flags:" is f_flags in octal.
+ * v1's fdget() skips O_PATH files (FMODE_PATH): such a number is EBADF there, whatever
+ * file it names, so it is for us too. 0 no, EBADF yes or no such fd. */
+static int fd_not_opath(pid_t pid, int fd)
+{
+	char path[64];
+	proc_path(path, sizeof path, pid, "fdinfo", fd);
+	g_autofree char *text = NULL;
+	if (!g_file_get_contents(path, &text, NULL, NULL))
+		return EBADF;
+	const char *f = strstr(text, "flags:");
+	unsigned long flags;
+	if (!f || sscanf(f + 6, "%lo", &flags) != 1)
+		return EBADF;
+	return (flags & O_PATH) ? EBADF : 0;
+}
+
 int fs_fd_is_eventfd(pid_t pid, int fd)
 {
 	char path[64], target[64];
@@ -32,28 +51,33 @@ int fs_fd_is_eventfd(pid_t pid, int fd)
 		return errno == ENOENT ? EBADF : EINVAL;
 	target[n] = 0;
 	/* an anon inode's d_dname; any file's path starts with '/' */
-	return strcmp(target, "anon_inode:[eventfd]") == 0 ? 0 : EINVAL;
+	if (strcmp(target, "anon_inode:[eventfd]") != 0)
+		return EINVAL;
+	return fd_not_opath(pid, fd); /* an O_PATH reopening of an eventfd (/proc/self/fd/N) */
 }
 
-/* The "maj:min" of mount mnt_id in a mountinfo file; false if it is not listed. */
+/* The "maj:min" of mount mnt_id in a mountinfo file; false if it is not listed. One line
+ * at a time: the table is the caller's, as large as its mount namespace; read whole, each
+ * lookup took as much of the daemon's (locked) heap as the caller's table is long. */
 static bool mount_dev(const char *mountinfo, int mnt_id, dev_t *dev)
 {
-	g_autofree char *text = NULL;
-	if (!g_file_get_contents(mountinfo, &text, NULL, NULL))
+	FILE *f = fopen(mountinfo, "re");
+	if (!f)
 		return false;
-	for (char *line = text; line && *line;) {
-		char *next = strchr(line, '\n');
-		if (next)
-			*next++ = 0;
+	char *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+	while (!found && getline(&line, &cap, f) > 0) {
 		int id, parent;
 		unsigned maj, min;
 		if (sscanf(line, "%d %d %u:%u", &id, &parent, &maj, &min) == 4 && id == mnt_id) {
 			*dev = makedev(maj, min);
-			return true;
+			found = true;
 		}
-		line = next;
 	}
-	return false;
+	free(line);
+	fclose(f);
+	return found;
 }
 
 int fs_fd_identity(pid_t pid, int fd, dev_t *dev, uint64_t *ino)
@@ -75,6 +99,12 @@ int fs_fd_identity(pid_t pid, int fd, dev_t *dev, uint64_t *ino)
 	uint64_t v;
 	if (!m || !i || sscanf(m + 8, "%d", &mnt_id) != 1 || sscanf(i + 5, "%" SCNu64, &v) != 1)
 		return EINVAL;
+	const char *f = strncmp(text, "pos:", 4) == 0 ? strstr(text, "\nflags:") : NULL;
+	unsigned long flags;
+	if (!f || sscanf(f + 7, "%lo", &flags) != 1)
+		return EINVAL;
+	if (flags & O_PATH)
+		return EBADF; /* fdget() skips it: v1 answered EBADF (fd_not_opath) */
 	/* Mount ids are unique across mount namespaces: the caller's table lists its
 	 * own mounts (a container's bind mount of the shadow), ours the host's. */
 	char mi[64];

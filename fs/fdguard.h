@@ -19,13 +19,16 @@
 
 /* ---- identity (any thread; reads procfs only; pid 0 means ourselves) ---- */
 
-/* Is descriptor fd of process pid an eventfd? 0 yes, EINVAL no, EBADF no such fd. */
+/* Is descriptor fd of process pid an eventfd? 0 yes, EINVAL no, EBADF no such fd or an
+ * O_PATH one (v1's fdget() does not see those). */
 int fs_fd_is_eventfd(pid_t pid, int fd);
 /* The eventfd-id fdinfo shows for an eventfd (eventfd_show_fdinfo: unique per
  * eventfd, shared by its duplicates). 0, EBADF or EINVAL. */
 int fs_eventfd_id(pid_t pid, int fd, uint64_t *id);
 /* The device (of its mount) and inode number of descriptor fd of process pid:
- * fdinfo's mnt_id looked up in pid's mountinfo. 0, EBADF (no such fd) or EINVAL. */
+ * fdinfo's mnt_id looked up in pid's mountinfo, read a line at a time (a caller's mount
+ * namespace may hold 100,000 mounts: fs.mount-max). 0, EBADF (no such fd, or O_PATH)
+ * or EINVAL. */
 int fs_fd_identity(pid_t pid, int fd, dev_t *dev, uint64_t *ino);
 
 /* ---- descriptor reserve (any thread, never blocks) ---- */

@@ -2,7 +2,9 @@
  * Private to the v1 layout. Each is an fs_synth read or write handler: FUSE
  * worker threads, 0 or a positive errno, blocking as the kernel files they go
  * through do (a limit write waits for the controller's write of memory.max, a
- * lowered limit first for memory.reclaim). Values in v1's formats: page-aligned
+ * lowered limit first for memory.reclaim, whose rounds stop 2 s after the first: EBUSY).
+ * A max_usage reset keeps a descriptor counted against the writer (v1state.h: ENOMEM,
+ * EMFILE past the bounds). Values in v1's formats: page-aligned
  * bytes, unlimited = PAGE_COUNTER_MAX pages (fs_v1_unlimited); writes parsed
  * by fs_v1_parse_memory (v1parse.c), with v1's errno.
  */

@@ -4,8 +4,11 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <unistd.h>
 
 #include "cgroup.h"
+#include "ec_bounds.h"
+#include "fdguard.h"
 #include "oomd/engine.h"
 #include "oomd/kernel_io.h"
 #include "oomd/parse.h"
@@ -44,22 +47,41 @@ static int swap_max_of(const fs_synth_ctx *c, uint64_t *sm)
 	return -od_kio_read_u64(c->dirfd, "memory.swap.max", sm);
 }
 
+/* How long a limit write may keep reclaiming after its first round (fit_under), and
+ * the most one memory.reclaim write asks for: the kernel's memory_reclaim() loops until
+ * it has reclaimed what was asked, refaulted pages counted again, and stops early only
+ * at the writer's signal, which a FUSE worker never gets; one write of 188 MiB under a
+ * workload faulting it back ran past 20 s on 7 (s-v1fit). v1 reclaims in batches of 32
+ * pages and looks again between them. */
+#define FS_V1_FIT_MS 2000
+#define FS_V1_RECLAIM_CHUNK (16ULL << 20)
+
 /* v1's mem_cgroup_resize_max(): a limit is never set below the usage. It
  * reclaims towards the new limit (here through memory.reclaim) and gives up
  * with EBUSY after MAX_RECLAIM_RETRIES rounds without progress, leaving the old
- * limit; v2 would OOM-kill instead. */
+ * limit; v2 would OOM-kill instead. v1 also stops when the writer takes a signal
+ * (EINTR); here the writer's wait is a FUSE worker's, and a workload that faults
+ * its pages back as fast as they are reclaimed makes progress every round: without
+ * a bound the write never ended and held the worker (round three, s-v1fit). So
+ * no new round starts FS_V1_FIT_MS after the first (EBUSY, the old limit kept, as
+ * when v1 gives up), nor after the writer's signal (FUSE_INTERRUPT: EINTR). */
 static int fit_under(const fs_synth_ctx *c, uint64_t bytes)
 {
 	if (bytes == OE_UNLIMITED || !od_kio_exists(c->dirfd, "memory.reclaim"))
 		return 0;
-	for (int retries = 16; retries > 0;) {
+	gint64 until = g_get_monotonic_time() + FS_V1_FIT_MS * G_TIME_SPAN_MILLISECOND;
+	for (int retries = 16, round = 0; retries > 0; round++) {
+		if (round > 0 && c->req && fuse_req_interrupted(c->req))
+			return EINTR;
+		if (round > 0 && g_get_monotonic_time() > until)
+			return EBUSY;
 		uint64_t u;
 		int r = -od_kio_read_u64(c->dirfd, "memory.current", &u);
 		if (r)
 			return r;
 		if (u <= bytes)
 			return 0;
-		r = od_kio_try_write_u64(c->dirfd, "memory.reclaim", u - bytes);
+		r = od_kio_try_write_u64(c->dirfd, "memory.reclaim", MIN(u - bytes, FS_V1_RECLAIM_CHUNK));
 		uint64_t after = u;
 		if (od_kio_read_u64(c->dirfd, "memory.current", &after) < 0 || after >= u ||
 		    (r < 0 && r != -EAGAIN))
@@ -149,9 +171,21 @@ int fs_v1_max_usage_read(const fs_synth_ctx *c, GString *out)
 	return 0;
 }
 
+/* Who a kept descriptor is counted against (v1state.h): the writer's principal. */
+static uint64_t resetter(const fs_synth_ctx *c)
+{
+	if (!c->req)
+		return 0; /* the daemon's own call (tests, adoption): root's */
+	g_autoptr(fs_caller) who = fs_caller_new(c->req);
+	return ec_principal(who->init_userns, (uint64_t)who->userns, fuse_req_ctx(c->req)->uid);
+}
+
 /* v1 resets the watermark whatever was written. Since 6.12 a write to
  * memory.peak resets it for that open file only: we keep that file open and read
- * through it. Older kernels cannot reset: the write is accepted, nothing changes. */
+ * through it. Older kernels cannot reset: the write is accepted, nothing changes.
+ * A kept file is a descriptor of the daemon's for as long as the cgroup lives, so
+ * it is counted against the writer (v1state.h: ENOMEM past its share) and never
+ * takes a number of the kill path's reserve (EMFILE, as any request there). */
 static int reset_peak(const fs_synth_ctx *c, bool swap)
 {
 	if (c->is_root)
@@ -160,12 +194,15 @@ static int reset_peak(const fs_synth_ctx *c, bool swap)
 	int fd = od_kio_open(c->dirfd, peak, O_RDWR);
 	if (fd < 0)
 		return 0;
+	if (!fs_fd_within_budget(fd)) {
+		close(fd);
+		return EMFILE;
+	}
 	if (od_kio_fd_write_str(fd, "reset\n") < 0) {
 		close(fd);
 		return 0;
 	}
-	fs_v1state_keep_peak(c->id, swap, fd);
-	return 0;
+	return fs_v1state_keep_peak(c->id, swap, fd, resetter(c));
 }
 
 int fs_v1_max_usage_write(const fs_synth_ctx *c, const char *buf, size_t len)
@@ -347,8 +384,8 @@ int fs_v1_memsw_max_usage_write(const fs_synth_ctx *c, const char *buf, size_t l
 {
 	(void)buf;
 	(void)len;
-	reset_peak(c, false);
-	return reset_peak(c, true);
+	int r = reset_peak(c, false);
+	return r ? r : reset_peak(c, true);
 }
 
 int fs_v1_memsw_failcnt_read(const fs_synth_ctx *c, GString *out)
@@ -375,8 +412,19 @@ int fs_v1_force_empty_write(const fs_synth_ctx *c, const char *buf, size_t len)
 	int r = -od_kio_read_u64(c->dirfd, "memory.current", &u);
 	if (r)
 		return r;
-	if (u == 0)
-		return 0;
-	r = od_kio_try_write_u64(c->dirfd, "memory.reclaim", u);
-	return r == -EAGAIN || r == 0 ? 0 : -r;
+	/* in chunks, for FS_V1_FIT_MS at most (see fit_under): v1's mem_cgroup_force_empty()
+	 * answers 0 when it gives up too, EINTR at the writer's signal */
+	gint64 until = g_get_monotonic_time() + FS_V1_FIT_MS * G_TIME_SPAN_MILLISECOND;
+	for (int round = 0; u > 0; round++) {
+		if (round > 0 && c->req && fuse_req_interrupted(c->req))
+			return EINTR;
+		if (round > 0 && g_get_monotonic_time() > until)
+			return 0;
+		r = od_kio_try_write_u64(c->dirfd, "memory.reclaim", MIN(u, FS_V1_RECLAIM_CHUNK));
+		if (r < 0)
+			return r == -EAGAIN ? 0 : -r;
+		if ((r = -od_kio_read_u64(c->dirfd, "memory.current", &u)))
+			return r;
+	}
+	return 0;
 }

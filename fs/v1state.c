@@ -12,10 +12,25 @@ typedef struct {
 	bool have_soft;
 	uint64_t soft, soft_low; /* last v1 soft limit written and the memory.low it became */
 	int peak_fd, swap_peak_fd; /* memory.peak opened and reset (6.12+), -1 if none */
+	uint64_t peak_owner, swap_peak_owner; /* who reset it (principal; 0: root) */
 } v1_state;
 
 static GMutex lock;
 static GHashTable *states; /* &id -> v1_state; entries are few (reset cgroups) */
+static GHashTable *kept;   /* principal -> kept descriptors (not root's) */
+static size_t kept_not_root;
+
+static void uncount_locked(uint64_t owner)
+{
+	if (owner == 0 || !kept)
+		return;
+	size_t n = GPOINTER_TO_SIZE(g_hash_table_lookup(kept, &owner));
+	if (n <= 1)
+		g_hash_table_remove(kept, &owner);
+	else
+		g_hash_table_insert(kept, g_memdup2(&owner, sizeof owner), GSIZE_TO_POINTER(n - 1));
+	kept_not_root--;
+}
 
 static v1_state *get_locked(uint64_t id, bool create)
 {
@@ -49,8 +64,12 @@ void fs_v1state_forget(uint64_t id)
 	g_mutex_lock(&lock);
 	gpointer key = NULL, val = NULL;
 	if (states && g_hash_table_steal_extended(states, &id, &key, &val)) {
-		g_mutex_unlock(&lock);
 		v1_state *s = val;
+		if (s->peak_fd >= 0)
+			uncount_locked(s->peak_owner);
+		if (s->swap_peak_fd >= 0)
+			uncount_locked(s->swap_peak_owner);
+		g_mutex_unlock(&lock);
 		/* closed outside the lock: the kernel's release of a kernfs file */
 		if (s->peak_fd >= 0)
 			close(s->peak_fd);
@@ -101,16 +120,43 @@ void fs_v1state_set_soft(uint64_t id, uint64_t soft, uint64_t low)
 	g_mutex_unlock(&lock);
 }
 
-void fs_v1state_keep_peak(uint64_t id, bool swap, int fd)
+int fs_v1state_keep_peak(uint64_t id, bool swap, int fd, uint64_t owner)
 {
 	g_mutex_lock(&lock);
+	if (!kept)
+		kept = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
 	v1_state *s = get_locked(id, true);
 	int *slot = swap ? &s->swap_peak_fd : &s->peak_fd;
+	uint64_t *slot_owner = swap ? &s->swap_peak_owner : &s->peak_owner;
+	if (owner != 0) {
+		size_t mine = GPOINTER_TO_SIZE(g_hash_table_lookup(kept, &owner));
+		size_t others = kept_not_root;
+		if (*slot >= 0 && *slot_owner == owner) { /* a reset again replaces its own */
+			mine--;
+			others--;
+		} else if (*slot >= 0 && *slot_owner != 0) {
+			others--;
+		}
+		if (mine >= FS_V1_PEAKS_PER_PRINCIPAL || others >= FS_V1_PEAKS_NOT_ROOT) {
+			g_mutex_unlock(&lock);
+			close(fd);
+			return ENOMEM;
+		}
+	}
 	int old = *slot;
+	if (old >= 0)
+		uncount_locked(*slot_owner);
 	*slot = fd;
+	*slot_owner = owner;
+	if (owner != 0) {
+		size_t n = GPOINTER_TO_SIZE(g_hash_table_lookup(kept, &owner));
+		g_hash_table_insert(kept, g_memdup2(&owner, sizeof owner), GSIZE_TO_POINTER(n + 1));
+		kept_not_root++;
+	}
 	g_mutex_unlock(&lock);
 	if (old >= 0)
 		close(old);
+	return 0;
 }
 
 int fs_v1state_read_peak(uint64_t id, bool swap, uint64_t *v)

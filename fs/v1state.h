@@ -33,9 +33,16 @@ void fs_v1state_set_failcnt_base(uint64_t id, bool swap, uint64_t base);
 bool fs_v1state_soft(uint64_t id, uint64_t low, uint64_t *soft);
 void fs_v1state_set_soft(uint64_t id, uint64_t soft, uint64_t low);
 
-/* Keeps fd (a memory.peak or memory.swap.peak just reset; taken, the previous one
- * closed). */
-void fs_v1state_keep_peak(uint64_t id, bool swap, int fd);
+/* Kept descriptors are counted against whoever reset (an ec_bounds.h principal): a
+ * tenant that makes cgroups could otherwise have the daemon hold one or two
+ * descriptors for each of them, outside every other bound (round three: s-v1peak).
+ * Root (principal 0) is not counted; the request budget (fdguard.h) still applies. */
+#define FS_V1_PEAKS_PER_PRINCIPAL 128
+#define FS_V1_PEAKS_NOT_ROOT 1024
+/* Keeps fd (a memory.peak or memory.swap.peak just reset), charged to owner, the
+ * previous one of the slot closed (and uncharged from its owner): 0. Past a bound
+ * ENOMEM: fd is closed, the slot keeps what it had. Never blocks but on a close. */
+int fs_v1state_keep_peak(uint64_t id, bool swap, int fd, uint64_t owner);
 /* The watermark through the kept descriptor: 0, -errno, or -ENOENT without one. */
 int fs_v1state_read_peak(uint64_t id, bool swap, uint64_t *v);
 

@@ -40,7 +40,10 @@ static int pids_read(const fs_synth_ctx *c, const char *real, GString *out)
 	char *save = NULL;
 	for (char *l = strtok_r(raw->str, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		long v = strtol(l, NULL, 10);
-		g_array_append_val(a, v);
+		/* v2 lists a task outside the reader's pid namespace as 0; v1's pidlist
+		 * (pidlist_array_load) leaves it out */
+		if (v > 0)
+			g_array_append_val(a, v);
 	}
 	qsort(a->data, a->len, sizeof(long), cmp_long);
 	for (guint i = 0; i < a->len; i++) {

@@ -9,6 +9,7 @@
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -137,6 +138,70 @@ Test(fdguard, identity_matches_fstat)
 	cr_assert_eq(ino, st.st_ino);
 	cr_assert_eq(fs_fd_identity(0, 4000, &dev, &ino), EBADF);
 	close(fd);
+}
+
+/* v1's fdget() does not see O_PATH descriptors: an O_PATH number is EBADF there,
+ * whether it names a control file or an eventfd reopened through /proc/self/fd. */
+Test(fdguard, an_o_path_descriptor_is_ebadf)
+{
+	char tmpl[] = "/tmp/fdguard-XXXXXX";
+	int fd = mkstemp(tmpl);
+	cr_assert_geq(fd, 0);
+	int path_fd = open(tmpl, O_PATH | O_CLOEXEC);
+	cr_assert_geq(path_fd, 0);
+	unlink(tmpl);
+	dev_t dev = 0;
+	uint64_t ino = 0;
+	cr_assert_eq(fs_fd_identity(getpid(), path_fd, &dev, &ino), EBADF);
+	cr_assert_eq(fs_fd_identity(getpid(), fd, &dev, &ino), 0, "the same file opened for reading");
+	int efd = eventfd(0, EFD_CLOEXEC);
+	cr_assert_geq(efd, 0);
+	char self[64];
+	snprintf(self, sizeof self, "/proc/self/fd/%d", efd);
+	int qfd = open(self, O_PATH | O_CLOEXEC);
+	cr_assert_geq(qfd, 0);
+	cr_assert_eq(fs_fd_is_eventfd(getpid(), qfd), EBADF);
+	cr_assert_eq(fs_fd_is_eventfd(0, qfd), EBADF);
+	cr_assert_eq(fs_fd_is_eventfd(getpid(), efd), 0, "the eventfd itself");
+	close(qfd);
+	close(efd);
+	close(path_fd);
+	close(fd);
+}
+
+/* A successor server re-takes a carried listener's eventfd with pidfd_getfd (ec_carry.c
+ * take_from): the holder's number and our copy must both still pass as eventfds with
+ * the O_PATH check beside them (a suspect when f-levels-restart failed; it was not). */
+Test(fdguard, an_eventfd_taken_from_another_process_passes, .timeout = 10)
+{
+	int efd = eventfd(0, EFD_CLOEXEC);
+	cr_assert_geq(efd, 0);
+	int go[2];
+	cr_assert_eq(pipe(go), 0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) { /* the listener: holds efd until the parent closes the pipe */
+		char c;
+		close(go[1]);
+		(void)!read(go[0], &c, 1);
+		_exit(0);
+	}
+	close(go[0]);
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	cr_assert_geq(pidfd, 0);
+	int taken = (int)syscall(SYS_pidfd_getfd, pidfd, efd, 0);
+	cr_assert_geq(taken, 0, "pidfd_getfd: %s", g_strerror(errno));
+	uint64_t a = 0, b = 0;
+	cr_assert_eq(fs_fd_is_eventfd(pid, efd), 0, "the holder's descriptor");
+	cr_assert_eq(fs_fd_is_eventfd(0, taken), 0, "ours, taken over");
+	cr_assert_eq(fs_eventfd_id(pid, efd, &a), 0);
+	cr_assert_eq(fs_eventfd_id(0, taken, &b), 0);
+	cr_assert_eq(a, b, "the same eventfd");
+	close(go[1]);
+	cr_assert_eq(waitpid(pid, NULL, 0), pid);
+	close(taken);
+	close(pidfd);
+	close(efd);
 }
 
 Test(fdguard, the_top_of_the_table_is_reserved)

@@ -8,9 +8,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib.h>
+#include <grp.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "oomd/shadowfs.h"
@@ -142,4 +144,62 @@ Test(v1layout, reset_state_goes_with_the_cgroup)
 	stub_controller_removed(ctl, real_ino("a"));
 	cr_assert_eq(fs_v1state_entries(), 0);
 	cr_assert_eq(fds_on(other.st_ino), 0);
+}
+
+/* Round three (s-v1peak): every max_usage reset keeps a descriptor for the cgroup's
+ * life, and a tenant may reset every cgroup it makes. Counted against the writer:
+ * uid 1000 keeps FS_V1_PEAKS_PER_PRINCIPAL, the next reset is ENOMEM and keeps none;
+ * root's reset beside it works; a cgroup gone gives its slot back. */
+static int reset_as_1000(int from, int to)
+{
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		if (setgroups(0, NULL) < 0 || setresgid(1000, 1000, 1000) < 0 || setresuid(1000, 1000, 1000) < 0)
+			_exit(255);
+		int last = 0;
+		for (int i = from; i < to; i++) {
+			char rel[64];
+			snprintf(rel, sizeof rel, "t%d/memory.max_usage_in_bytes", i);
+			last = poke(rel, "0");
+			if (last && i < to - 1)
+				_exit(100 + (last & 63)); /* refused too early */
+		}
+		_exit(last);
+	}
+	int st;
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+Test(v1layout, a_tenants_kept_peaks_are_bounded)
+{
+	SKIP_UNLESS_READY();
+	cr_assert_eq(chmod(fixture, 0755), 0); /* mkdtemp made it 0700 */
+	int n = FS_V1_PEAKS_PER_PRINCIPAL + 1;
+	for (int i = 0; i < n; i++) {
+		char d[32], f[64];
+		snprintf(d, sizeof d, "t%d", i);
+		g_autofree char *dir = g_build_filename(fixture, d, NULL);
+		cr_assert_eq(mkdir(dir, 0755), 0);
+		snprintf(f, sizeof f, "%s/memory.max", d);
+		put(f, "max\n");
+		g_autofree char *mf = g_build_filename(fixture, f, NULL);
+		cr_assert_eq(chown(mf, 1000, 1000), 0);
+		snprintf(f, sizeof f, "%s/memory.peak", d);
+		put(f, "4096\n");
+	}
+	cr_assert_eq(reset_as_1000(0, n), ENOMEM, "uid 1000's reset past its share");
+	cr_assert_eq(fs_v1state_fds(), (size_t)FS_V1_PEAKS_PER_PRINCIPAL, "the refused reset kept nothing");
+	/* root beside it */
+	put("a/memory.peak", "4096\n");
+	cr_assert_eq(poke("a/memory.max_usage_in_bytes", "0"), 0, "root's reset");
+	cr_assert_eq(fs_v1state_fds(), (size_t)FS_V1_PEAKS_PER_PRINCIPAL + 1);
+	/* a reset again of its own cgroup replaces its descriptor, within the share */
+	cr_assert_eq(reset_as_1000(0, 1), 0, "uid 1000 resets t0 again");
+	/* one of its cgroups gone: its next reset fits */
+	stub_controller_removed(ctl, real_ino("t0"));
+	cr_assert_eq(reset_as_1000(n - 1, n), 0, "after t0 went, uid 1000's last reset fits");
+	cr_assert_eq(fs_v1state_fds(), (size_t)FS_V1_PEAKS_PER_PRINCIPAL + 1);
 }

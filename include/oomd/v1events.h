@@ -110,6 +110,22 @@ size_t od_vmp_psi_trigger(od_vmp_level l, char *buf, size_t size);
  * low (its reclaim efficiency is unknown here). */
 #define OD_VMP_NEVENTS 4
 int od_vmp_level_of_events(const uint64_t old[OD_VMP_NEVENTS], const uint64_t now[OD_VMP_NEVENTS]);
+/* Thresholds: the least the usage of a cgroup reached since the previous sample, known from
+ * its own limit events (memory.events.local counters old and now, in the order above) and
+ * its memory.max and memory.high now (UINT64_MAX, OE_UNLIMITED: none); 0 if nothing is known. A "max"
+ * or "oom" event is a charge that failed at this cgroup's memory.max (try_charge's
+ * mem_over_limit, 6.1 and 6.12): the usage stood at it, within that charge. A "high" event
+ * is a usage over memory.high. Both limits are read after the event and either may have
+ * been raised since (the daemon's own kill writes memory.max = L and gives the ceiling back,
+ * docs/SEMANTICS.md): the lower of the two is taken, and a managed cgroup's memory.high is
+ * L, never above its memory.max at an event. "oom_kill" proves nothing: it counts in the
+ * victim's cgroup, whichever limit (or the whole machine) ran out. The sampler checks the thresholds against
+ * this floor before the usage it reads: a rise to a limit that an OOM kill ended before
+ * the sample is a crossing up and one down, as v1 signalled them (f-levels-restart on
+ * 6.12: the notice of memory.events comes through kernfs_notify's work item, often after
+ * the victim's memory was freed). */
+uint64_t od_thr_event_floor(const uint64_t old[OD_VMP_NEVENTS], const uint64_t now[OD_VMP_NEVENTS],
+			    uint64_t max, uint64_t high);
 /* Is child strictly below parent? Paths '/'-separated without a trailing slash. */
 bool od_path_below(const char *parent, const char *child);
 

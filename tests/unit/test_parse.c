@@ -204,6 +204,11 @@ Test(event_control, accepted)
 	EV_OK("3 4\n", 3, 4);
 	EV_OK("3 4\0", 3, 4);
 	EV_OK("10 11", 10, 11);
+	/* v1 keeps the numbers in unsigned ints (memcg_write_event_control): 2^32 + 3 is 3 */
+	EV_OK("4294967299 4294967300", 3, 4);
+	EV_OK("18446744073709551619 4", 3, 4); /* simple_strtoul wraps at 2^64 too */
+	EV_OK("2147483648 4", -1, 4);          /* past any table: fdget's EBADF */
+	EV_OK("4294967295 4", -1, 4);
 }
 
 Test(event_control, rejected)

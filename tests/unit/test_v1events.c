@@ -168,6 +168,46 @@ Test(thresholds, sampler_sleeps_with_nothing_registered)
 	cr_assert_eq(od_thr_next_sample(1, MS(1000), MS(1050), true), MS(1050), "gap passed: at once");
 }
 
+/* f-levels-restart on 6.12: a 48 MiB hog under a 32 MiB limit was OOM-killed before the
+ * sample that memory.events brought forward read the usage (2 MiB by then); the 16M
+ * threshold heard nothing where v1 signalled the crossing up and the one down. The limit
+ * events since the last sample say the usage stood at memory.max: checked against that
+ * floor first, then the usage read, both crossings are signalled, in v1's order. */
+Test(thresholds, a_limit_event_between_samples_is_a_crossing_up_and_down)
+{
+	const uint64_t old[OD_VMP_NEVENTS] = { 3, 0, 1, 1 };
+	const uint64_t oom[OD_VMP_NEVENTS] = { 9, 0, 2, 2 };     /* max, high, oom, oom_kill */
+	const uint64_t maxonly[OD_VMP_NEVENTS] = { 4, 0, 1, 1 }; /* reclaim at the limit sufficed */
+	const uint64_t killonly[OD_VMP_NEVENTS] = { 3, 0, 1, 2 }; /* a victim here of another limit's OOM */
+	const uint64_t high[OD_VMP_NEVENTS] = { 3, 5, 1, 1 };
+	cr_assert_eq(od_thr_event_floor(old, oom, 32 * MiB, UINT64_MAX), 32 * MiB);
+	cr_assert_eq(od_thr_event_floor(old, maxonly, 32 * MiB, UINT64_MAX), 32 * MiB);
+	cr_assert_eq(od_thr_event_floor(old, old, 32 * MiB, 8 * MiB), 0, "no event: nothing known");
+	cr_assert_eq(od_thr_event_floor(old, killonly, 32 * MiB, UINT64_MAX), 0,
+		     "oom_kill counts in the victim's cgroup: it says nothing of this one's usage");
+	cr_assert_eq(od_thr_event_floor(old, high, 32 * MiB, 8 * MiB), 8 * MiB, "over memory.high");
+	cr_assert_eq(od_thr_event_floor(old, high, 32 * MiB, UINT64_MAX), 0);
+	cr_assert_eq(od_thr_event_floor(old, oom, UINT64_MAX, UINT64_MAX), 0);
+	cr_assert_eq(od_thr_event_floor(old, oom, 96 * MiB, 32 * MiB), 32 * MiB,
+		     "a managed cgroup killed at L = 32M, its ceiling (96M) back in memory.max: L, never the ceiling");
+	cr_assert_eq(od_thr_event_floor(old, high, 32 * MiB, 8 * MiB), 8 * MiB);
+
+	od_thresholds *t = od_thr_new();
+	reset();
+	od_thr_add(t, 1, 16 * MiB, 1 * MiB, &got, &ngot);
+	od_thr_add(t, 2, 40 * MiB, 1 * MiB, &got, &ngot);
+	uint64_t floor = od_thr_event_floor(old, oom, 32 * MiB, UINT64_MAX), usage = 2 * MiB;
+	od_thr_check(t, floor, &got, &ngot);
+	od_thr_check(t, usage, &got, &ngot);
+	cr_assert_eq(ngot, 2, "16M up and down, 40M (above the limit) never");
+	cr_assert(got[0] == 1 && got[1] == 1);
+	reset();
+	od_thr_check(t, usage, &got, &ngot);
+	cr_assert_eq(ngot, 0, "the next sample: nothing new");
+	od_thr_free(t);
+	reset();
+}
+
 static int parse(const char *s, od_vmp_level *l, od_vmp_mode *m)
 {
 	return od_vmp_parse(s, strlen(s), l, m);

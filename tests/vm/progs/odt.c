@@ -5,7 +5,8 @@
  *   odt hog MB [--step-kb N] [--report FILE] [--cgroup DIR] [--exit]
  *       join DIR (if given), then allocate and touch MB MiB of anonymous memory in
  *       steps of N KiB (default 256), writing "<KiB touched> <ms since start>\n" to FILE
- *       after each step; then hold the memory until killed (or exit with --exit)
+ *       after each step; then hold the memory until killed (or exit with --exit, or
+ *       with --retouch write every page again in a loop until killed)
  *   odt progress FILE                         print the KiB figure of a hog's report
  *   odt key FILE KEY                          print the value of KEY in a flat-keyed file
  *   odt write FILE VALUE                      write VALUE, print "<ms taken>" or the error
@@ -77,7 +78,7 @@ static void die(const char *fmt, ...)
 static void usage(void) __attribute__((noreturn));
 static void usage(void)
 {
-	fputs("usage: odt now | hog MB [--step-kb N] [--report FILE] [--cgroup DIR] [--exit]\n"
+	fputs("usage: odt now | hog MB [--step-kb N] [--report FILE] [--cgroup DIR] [--exit|--retouch]\n"
 	      "       | progress FILE | key FILE KEY | write FILE VALUE\n"
 	      "       | waitev FILE KEY [--timeout MS] [--mode inotify|poll]\n"
 	      "       | evlat CGDIR high|oom_kill [--mb N] [--timeout MS]\n"
@@ -154,6 +155,8 @@ static int cmd_hog(int argc, char **argv)
 			cg = argv[++i];
 		else if (!strcmp(argv[i], "--exit"))
 			do_exit = 1;
+		else if (!strcmp(argv[i], "--retouch"))
+			do_exit = 2;
 		else
 			usage();
 	}
@@ -189,8 +192,12 @@ static int cmd_hog(int argc, char **argv)
 				die("write report: %s", strerror(errno));
 		}
 	}
-	if (do_exit)
+	if (do_exit == 1)
 		return 0;
+	/* --retouch: fault every page back in, for ever (what reclaim takes, comes back) */
+	for (unsigned round = 0; do_exit == 2; round++)
+		for (size_t q = 0; q < len; q += (size_t)pg)
+			p[q] = (char)(q >> 12 | round);
 	for (;;)
 		pause();
 }
