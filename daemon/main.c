@@ -382,6 +382,9 @@ int main(int argc, char **argv)
 	 * miss the children not yet adopted. Holds resume or finish as they are found:
 	 * the deadline thread runs already. "serving" (and READY=1) mean all adopted. */
 	GThread *ft = g_thread_new("oomd-fuse", fuse_main, &d);
+	/* After a restart this is when the mount answers again; "serving" follows the walk. */
+	g_message("answering on %s %.0f ms after the start%s; adopting the tree under %s",
+		  o.mountpoint, od_ms_since_start(), takeover ? " (taken over)" : "", root_path);
 	od_watcher_adopt(w);
 	od_controller_adopting(ctl, false);
 	g_message("serving %s on %s (%zu cgroups, kill mode %s, ceiling %" G_GUINT64_FORMAT
