@@ -3,6 +3,7 @@
 #include "oomd/kernel_io.h"
 #include "oomd/startup.h"
 #include "oomd/options.h"
+#include "text_trim.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -404,6 +405,10 @@ int od_harden(int nice)
 	 * stack reservation is not made resident up front. MCL_FUTURE under a finite
 	 * RLIMIT_MEMLOCK without CAP_IPC_LOCK would make later mmaps (thread stacks,
 	 * malloc) fail with EAGAIN: lock what exists only, and say so. */
+	/* Before the lock: the libraries' pages only start-up needed (text_trim.h; 1.6 MiB
+	 * of the daemon's RSS at 10,000 cgroups on 7, bench-manage). */
+	long trimmed = od_trim_startup_pages();
+	g_debug("start-up pages of the libraries released: %ld kB", trimmed);
 	struct rlimit rl;
 	int flags = MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT;
 	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && !has_ipc_lock()) {
