@@ -79,7 +79,8 @@ while [ "$r" -lt $((ROUNDS + extra)) ]; do
 	wait_for 600000 _served "$n0" || fail "round $r: not serving within 600 s"
 	tadopt=$(($(now_ms) - t0))
 	[ "$mode" = strace ] && REAL_PID=$(pidof oomdelayfs | tr ' ' '\n' | grep -v "^$DAEMON_PID\$" | head -n 1)
-	echo "BENCH $OOMD_KERNEL restart N=$N round=$r mode=$mode serve_ms=$tserve adopted_ms=$tadopt"
+	tanswer=$(sed -n 's/.*answering on .* \([0-9]*\) ms after the start.*/\1/p' /tmp/oomdelayfs.log | tail -n 1)
+	echo "BENCH $OOMD_KERNEL restart N=$N round=$r mode=$mode serve_ms=$tserve answering_ms=${tanswer:-?} adopted_ms=$tadopt"
 	summary="$summary $mode $tserve/$tadopt ms;"
 	log "round $r: the restarted daemon's log (but its per-cgroup lines):"
 	tail -n +"$((nl + 1))" /tmp/oomdelayfs.log | grep -v 'adopted persisted state$' | head -n 40
