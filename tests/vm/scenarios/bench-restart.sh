@@ -20,6 +20,11 @@ N=${OOMD_RESTART_N:-10000}
 ROUNDS=${OOMD_RESTART_ROUNDS:-3}
 L=$((16 * MiB))
 delay_is() { [ "$(cat "$1" 2>/dev/null)" = "$2" ]; }
+# the fixed part of any start: exec and the dynamic linker (--version maps every library and exits)
+t0=$(now_ms)
+/bin/oomdelayfs --version >/dev/null
+log "exec of /bin/oomdelayfs --version to its exit: $(($(now_ms) - t0)) ms; the dynamic linker's own count:" \
+	"$(LD_DEBUG=statistics /bin/oomdelayfs --version 2>&1 | grep -i 'total startup time' | tr -s ' \t' ' ')"
 w0=$(cat /proc/sys/fs/inotify/max_user_watches)
 trap 'echo "$w0" >/proc/sys/fs/inotify/max_user_watches' EXIT
 need=$((3 * N + 4096))
