@@ -19,7 +19,12 @@
 N=${OOMD_RESTART_N:-10000}
 ROUNDS=${OOMD_RESTART_ROUNDS:-3}
 L=$((16 * MiB))
-delay_is() { [ "$(cat "$1" 2>/dev/null)" = "$2" ]; }
+# each attempt's time (ms after the launch) and outcome, logged per round: what the client saw
+attempt() {
+	_r=$(cat "$1" 2>&1)
+	echo "$(($(now_ms) - t0)):$(echo "$_r" | tr ' ' '_' | cut -c1-40)" >>/tmp/attempts
+	[ "$_r" = "$2" ]
+}
 # the fixed part of any start: exec and the dynamic linker (--version maps every library and exits)
 t0=$(now_ms)
 /bin/oomdelayfs --version >/dev/null
@@ -78,7 +83,8 @@ while [ "$r" -lt $((ROUNDS + extra)) ]; do
 	else
 		_launch_daemon
 	fi
-	wait_for 600000 delay_is "$sp/c$N/memory.oom_delay_millisecs" 5000 ||
+	: >/tmp/attempts
+	wait_for 600000 attempt "$sp/c$N/memory.oom_delay_millisecs" 5000 ||
 		fail "round $r: c$N delay reads '$(cat "$sp/c$N/memory.oom_delay_millisecs" 2>&1)' 600 s after the restart"
 	tserve=$(($(now_ms) - t0))
 	wait_for 600000 _served "$n0" || fail "round $r: not serving within 600 s"
@@ -87,6 +93,7 @@ while [ "$r" -lt $((ROUNDS + extra)) ]; do
 	tanswer=$(sed -n 's/.*answering on .* \([0-9]*\) ms after the start.*/\1/p' /tmp/oomdelayfs.log | tail -n 1)
 	echo "BENCH $OOMD_KERNEL restart N=$N round=$r mode=$mode serve_ms=$tserve answering_ms=${tanswer:-?} adopted_ms=$tadopt"
 	summary="$summary $mode $tserve/$tadopt ms;"
+	log "round $r: the client's reads (ms after the launch:outcome): $(tr '\n' ' ' </tmp/attempts)"
 	log "round $r: the restarted daemon's log (but its per-cgroup lines):"
 	tail -n +"$((nl + 1))" /tmp/oomdelayfs.log | grep -v 'adopted persisted state$' | head -n 40
 	echo "round $r: per-cgroup lines: $(tail -n +"$((nl + 1))" /tmp/oomdelayfs.log | grep -c 'adopted persisted state$')"
