@@ -17,16 +17,30 @@ typedef struct {
 	bool have;
 } mapping;
 
-/* The executable, libc and ld.so stay: the daemon's own code (the kill path), the
- * wrappers of the kill path's system calls and thread creation, the lazy binder. */
+/* Only shared libraries that none of the paths that must not fault under pressure calls
+ * (the deadline thread, the kill actuators, the FUSE request path) are trimmed. Kept: the
+ * executable (the daemon's own code), libc and ld.so (the system calls' wrappers, malloc,
+ * printf, thread creation, the lazy binder), glib (GMutex and GCond on every path, the kill
+ * line's g_message and its log writer, GAsyncQueue in audit.c and inval.c) and libfuse (every
+ * request: receive, process, reply, notify). A page of these given back here would be read
+ * again from the page cache, or from disk under global pressure, on the first kill after
+ * start-up that needs it. Kept too: any mapping that is not a lib*.so (locale data: the kill
+ * line's %f reads LC_NUMERIC from it after setlocale). What is trimmed is start-up only or
+ * off those paths: gio (the stop's D-Bus query), gobject and json-glib (the status socket),
+ * libcgroup and libsystemd (start-up), and their dependencies. */
 static bool kept(const char *path, const char *exe)
 {
 	if (exe && strcmp(path, exe) == 0)
 		return true;
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
-	return g_str_has_prefix(base, "libc.so") || g_str_has_prefix(base, "ld-linux") ||
-	       g_str_has_prefix(base, "libc-");
+	if (!g_str_has_prefix(base, "lib") || !strstr(base, ".so"))
+		return true;
+	static const char *const keep[] = { "libc.so", "libc-", "libglib-2.0.so", "libfuse3.so" };
+	for (size_t i = 0; i < G_N_ELEMENTS(keep); i++)
+		if (g_str_has_prefix(base, keep[i]))
+			return true;
+	return false;
 }
 
 static long release(const mapping *m, const char *exe)
