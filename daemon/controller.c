@@ -88,6 +88,11 @@ int od_controller_add_from_loop(od_controller *c, uint64_t parent_id, int dirfd,
 	return ctl_adopt(c, &LOOP, parent_id, dirfd, id_out);
 }
 
+size_t od_controller_states_adopted(od_controller *c)
+{
+	return (size_t)g_atomic_int_get(&c->states_adopted);
+}
+
 void od_controller_remove(od_controller *c, uint64_t id)
 {
 	ctl_remove_subtree(c, &LOOP, id);

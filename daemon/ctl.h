@@ -98,6 +98,7 @@ struct od_controller {
 	GMutex adopt_lock;
 	GCond adopt_done;
 	gint adopting; /* atomic; changed under adopt_lock */
+	gint states_adopted; /* cgroups added with a persisted state not in a hold (atomic) */
 };
 
 #endif

@@ -500,8 +500,9 @@ void od_watcher_adopt(od_watcher *w)
 	w->walking = true;
 	scan_dir(w, w->root, w->root->fd, false);
 	w->walking = false;
-	g_message("%u cgroups found in %.1f ms", g_hash_table_size(w->by_id),
-		  (g_get_monotonic_time() - t0) / 1000.0);
+	g_message("%u cgroups found in %.1f ms (%zu took their persisted state)",
+		  g_hash_table_size(w->by_id), (g_get_monotonic_time() - t0) / 1000.0,
+		  od_controller_states_adopted(w->ctl));
 }
 
 void od_watcher_on_stop(od_watcher *w, void (*stop)(int sig, void *ud), void *ud)

@@ -30,6 +30,14 @@
 #include "v1state.h"
 
 #define FS_DEFAULT_THREADS 16
+/* Workers left waiting after a burst; the others end (libfuse keeps every worker it ever
+ * started unless told). Each kept worker holds its stack's touched pages (the 64 KiB it
+ * prefaults before it first takes the engine lock, ctl_lock.c) and the pages of its 1 MiB
+ * receive buffer it wrote, all locked: 1,000 listeners registered at once started all 16
+ * (bench-manage, 6.12: 17 "oomd-fuse" threads at 10,000 cgroups). An ended worker's buffer
+ * is unmapped; its stack joins glibc's cache of stacks (40 MiB, five 8 MiB stacks) or is
+ * unmapped too. A later burst starts workers again. */
+#define FS_IDLE_THREADS 4
 /* Not used elsewhere in the daemon (ec_signal.c has SIGRTMIN + 7). */
 #define FS_WAKE_SIGNAL (SIGRTMIN + 6)
 #define FS_WAKE_EVERY_US 20000
@@ -229,6 +237,7 @@ int od_shadowfs_run(od_shadowfs *fs)
 	struct fuse_loop_config *cfg = NULL;
 	if (!g_atomic_int_get(&fs->exiting) && (cfg = fuse_loop_cfg_create()) != NULL) {
 		fuse_loop_cfg_set_max_threads(cfg, fs->opts.max_threads);
+		fuse_loop_cfg_set_idle_threads(cfg, FS_IDLE_THREADS);
 		/* One /dev/fuse descriptor per worker (no thundering herd on a single fd) where
 		 * the kernel cannot re-queue a dead server's requests (those read on a clone fail
 		 * with ECONNABORTED when it dies instead of waiting forever), or where nobody keeps

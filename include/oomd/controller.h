@@ -13,6 +13,7 @@
 #define OOMD_CONTROLLER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "oomd/engine.h"
 
@@ -75,6 +76,9 @@ int od_controller_add(od_controller *c, uint64_t parent_id, int dirfd, uint64_t 
 /* The same from the main loop (the watcher's events): the kernel writes go to the
  * actuators; the reads of the knobs and state are still made here. */
 int od_controller_add_from_loop(od_controller *c, uint64_t parent_id, int dirfd, uint64_t *id_out);
+/* Any thread: how many cgroups were added with a persisted state outside a hold so far
+ * (each one that resumed a hold is logged instead). */
+size_t od_controller_states_adopted(od_controller *c);
 
 /* From the main loop (the watcher) — these never wait for a kernel write: */
 /* A cgroup and its subtree are gone: the hooks' removed runs for each, children first. */

@@ -31,6 +31,11 @@ int od_open_cgroup_root(const char *path, int *root_fd, char **root_path, GError
  * (the FUSE thread goes back to it). */
 int od_harden(int nice);
 
+/* Milliseconds since this process started (its start time in /proc/self/stat: clock
+ * ticks of 10 ms since boot, against CLOCK_BOOTTIME), for the start-up's log lines;
+ * -1 if unknown. Any thread. */
+double od_ms_since_start(void);
+
 /* Routes libfuse's and libcgroup's messages into glib's structured log. */
 void od_log_bridges(bool debug);
 

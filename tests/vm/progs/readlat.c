@@ -35,6 +35,17 @@
  *           late_ms=K wake_ms=W write_ms=X over_ns=.. deadline_ns=.. dead_ns=.. sig=S
  *       K as above; W = the timer thread's wake-up - deadline; X = how long the write took.
  *
+ *   readlat until FILE VALUE [--since MS] [--every-ms N] [--timeout MS]
+ *       read FILE (open, read, close) every N ms (default 5) from this one process until it
+ *       reads VALUE (a trailing newline ignored): a restart's "start to first successful read"
+ *       without a fork per try (a shell loop's cat under TCG came ~300 ms apart while the
+ *       daemon's walk held a vCPU). MS: a CLOCK_MONOTONIC time in ms (odt now) to count from;
+ *       default readlat's own start. Prints
+ *           ms=M tries=T outcomes=MS:OUTCOME,...
+ *       M = ms from MS to the end of the successful read; OUTCOMES: each change of what a read
+ *       gave (an errno name or the first 24 bytes read) with when it first came. Exit 1 on a
+ *       time-out (default 600000 ms), with the same line.
+ *
  *   readlat stats [LABEL]
  *       read numbers from stdin, print "LABEL n=N min=.. median=.. p95=.. p99=.. max=.." (nearest rank)
  */
@@ -423,15 +434,70 @@ static int cmd_stats(int argc, char **argv)
 	return 0;
 }
 
+static int cmd_until(int argc, char **argv)
+{
+	if (argc < 2)
+		die("usage: readlat until FILE VALUE [--since MS] [--every-ms N] [--timeout MS]");
+	const char *file = argv[0], *want = argv[1];
+	double since = (double)vp_ns(CLOCK_MONOTONIC) / 1e6;
+	long every = 5, timeout = 600000;
+	for (int i = 2; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--since"))
+			since = strtod(argv[i + 1], NULL);
+		else if (!strcmp(argv[i], "--every-ms"))
+			every = strtol(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--timeout"))
+			timeout = strtol(argv[i + 1], NULL, 10);
+		else
+			die("until: unknown option");
+	}
+	if ((argc - 2) % 2 || every < 1 || timeout < 1)
+		die("until: bad options");
+	char buf[256], last[64] = "", outcomes[2048] = "";
+	size_t olen = 0;
+	long tries = 0;
+	for (;;) {
+		char now_out[64];
+		ssize_t n = vp_slurp(file, buf, sizeof buf);
+		double t = (double)vp_ns(CLOCK_MONOTONIC) / 1e6 - since;
+		tries++;
+		bool ok = false;
+		if (n < 0) {
+			const char *name = strerrorname_np((int)-n);
+			snprintf(now_out, sizeof now_out, "%s", name ? name : "E?");
+		} else {
+			if (n > 0 && buf[n - 1] == '\n')
+				buf[n - 1] = '\0';
+			ok = strcmp(buf, want) == 0;
+			snprintf(now_out, sizeof now_out, "%.24s", buf);
+			for (char *c = now_out; *c; c++)
+				if (*c == ' ' || *c == ',' || *c == '\n')
+					*c = '_';
+		}
+		if (strcmp(now_out, last) != 0 && olen < sizeof outcomes - 96) {
+			olen += (size_t)snprintf(outcomes + olen, sizeof outcomes - olen, "%s%.0f:%s",
+						 olen ? "," : "", t, now_out);
+			snprintf(last, sizeof last, "%s", now_out);
+		}
+		if (ok || t >= (double)timeout) {
+			printf("ms=%.0f tries=%ld outcomes=%s\n", t, tries, outcomes);
+			return ok ? 0 : 1;
+		}
+		vp_msleep(every);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		die("usage: readlat lat FILE [N] | trial CGDIR L T [...] -- CMD... | stats [LABEL]");
+		die("usage: readlat lat FILE [N] | trial CGDIR L T [...] -- CMD... | stats [LABEL] | until FILE VALUE [...]");
 	if (!strcmp(argv[1], "lat"))
 		return cmd_lat(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "trial"))
 		return cmd_trial(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "stats"))
 		return cmd_stats(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "until"))
+		return cmd_until(argc - 2, argv + 2);
 	die("unknown subcommand");
 }
