@@ -248,30 +248,22 @@ static int usage_of(const lv_cg *g, bool memsw, uint64_t *u)
 	return fs_v1_usage_value(&c, memsw, u);
 }
 
-static void count_event(void *ud, const char *key, size_t len, uint64_t v)
-{
-	static const char *const keys[OD_VMP_NEVENTS] = { "max", "high", "oom", "oom_kill" };
-	for (int i = 0; i < OD_VMP_NEVENTS; i++)
-		if (strlen(keys[i]) == len && memcmp(keys[i], key, len) == 0)
-			((uint64_t *)ud)[i] = v;
-}
-
 /* The usage the cgroup's own limit events since the last look say it reached
  * (od_thr_event_floor), 0 if none; rebase: only take the counters in. */
 static uint64_t event_floor(lv_cg *g, bool rebase)
 {
-	g_autoptr(GString) s = g_string_new(NULL);
-	uint64_t old[OD_VMP_NEVENTS], max, high;
+	uint64_t old[OD_VMP_NEVENTS], now[OD_VMP_NEVENTS], max, high;
+	if (g->is_root || ec_limit_counts(g->dirfd, "memory.events.local", now) < 0)
+		return 0;
 	memcpy(old, g->ev, sizeof old);
-	if (g->is_root || od_kio_read_all(g->dirfd, "memory.events.local", s) < 0 ||
-	    od_kio_parse_kv(s->str, s->len, count_event, g->ev) < 0 || rebase ||
-	    memcmp(old, g->ev, sizeof old) == 0) /* nothing moved: no limit to read */
+	memcpy(g->ev, now, sizeof now);
+	if (rebase || memcmp(old, now, sizeof old) == 0) /* nothing moved: no limit to read */
 		return 0;
 	if (od_kio_read_u64(g->dirfd, "memory.max", &max) < 0)
 		max = OE_UNLIMITED;
 	if (od_kio_read_u64(g->dirfd, "memory.high", &high) < 0)
 		high = OE_UNLIMITED;
-	return od_thr_event_floor(old, g->ev, max, high);
+	return od_thr_event_floor(old, now, max, high);
 }
 
 /* events: memory.events moved since the last sample (the cgroups' own counters are read

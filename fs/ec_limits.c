@@ -58,11 +58,25 @@ int ec_limits_fd(const ec_limits *x)
 	return x->fd;
 }
 
-static void read_counts(const ec_limits *x, int dirfd, uint64_t out[OD_VMP_NEVENTS])
+static void count_event(void *ud, const char *key, size_t len, uint64_t v)
 {
 	for (int i = 0; i < OD_VMP_NEVENTS; i++)
-		if (od_kio_read_key(dirfd, x->file, keys[i], &out[i]) != 0)
-			out[i] = 0;
+		if (strlen(keys[i]) == len && memcmp(keys[i], key, len) == 0)
+			((uint64_t *)ud)[i] = v;
+}
+
+int ec_limit_counts(int dirfd, const char *file, uint64_t out[OD_VMP_NEVENTS])
+{
+	g_autoptr(GString) s = g_string_new(NULL);
+	memset(out, 0, OD_VMP_NEVENTS * sizeof out[0]);
+	if (od_kio_read_all(dirfd, file, s) < 0 || od_kio_parse_kv(s->str, s->len, count_event, out) < 0)
+		return -1;
+	return 0;
+}
+
+static void read_counts(const ec_limits *x, int dirfd, uint64_t out[OD_VMP_NEVENTS])
+{
+	ec_limit_counts(dirfd, x->file, out); /* zeros if unreadable */
 }
 
 static ec_limit_watch *find_key(ec_limits *x, gpointer key)

@@ -143,6 +143,9 @@ void ec_levels_kick(fs_evctl *e);
 typedef struct ec_limits ec_limits;
 ec_limits *ec_limits_new(const char *file);
 void ec_limits_free(ec_limits *x);
+/* The counters max, high, oom, oom_kill (od_vmp_level_of_events' order) of file
+ * (memory.events or memory.events.local) under dirfd, in one read: 0, or -1 with out all 0. */
+int ec_limit_counts(int dirfd, const char *file, uint64_t out[OD_VMP_NEVENTS]);
 int ec_limits_fd(const ec_limits *x); /* poll for POLLIN; -1 if inotify failed */
 /* Watches path/<file> for record key (dirfd: its directory, borrowed until
  * unwatched). 0 or -errno (the root cgroup has none). */
