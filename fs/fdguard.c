@@ -23,19 +23,23 @@ static void proc_path(char *buf, size_t size, pid_t pid, const char *what, int f
 		snprintf(buf, size, "/proc/self/%s/%d", what, fd);
 }
 
-/* Is descriptor fd of process pid an O_PATH one? fdinfo's "flags:" is f_flags in octal.
- * v1's fdget() skips O_PATH files (FMODE_PATH): such a number is EBADF there, whatever
- * file it names, so it is for us too. 0 no, EBADF yes or no such fd. */
+/* fdinfo's "flags:" line, f_flags in octal (seq_show: "pos:" first, then "flags:"). */
+static bool fdinfo_flags(const char *text, unsigned long *flags)
+{
+	const char *f = strncmp(text, "pos:", 4) == 0 ? strstr(text, "\nflags:") : NULL;
+	return f && sscanf(f + 7, "%lo", flags) == 1;
+}
+
+/* Is descriptor fd of process pid an O_PATH one? v1's fdget() skips O_PATH files
+ * (FMODE_PATH): such a number is EBADF there, whatever file it names, so it is for us
+ * too. 0 no, EBADF yes or no such fd. */
 static int fd_not_opath(pid_t pid, int fd)
 {
 	char path[64];
 	proc_path(path, sizeof path, pid, "fdinfo", fd);
 	g_autofree char *text = NULL;
-	if (!g_file_get_contents(path, &text, NULL, NULL))
-		return EBADF;
-	const char *f = strstr(text, "flags:");
 	unsigned long flags;
-	if (!f || sscanf(f + 6, "%lo", &flags) != 1)
+	if (!g_file_get_contents(path, &text, NULL, NULL) || !fdinfo_flags(text, &flags))
 		return EBADF;
 	return (flags & O_PATH) ? EBADF : 0;
 }
@@ -99,9 +103,8 @@ int fs_fd_identity(pid_t pid, int fd, dev_t *dev, uint64_t *ino)
 	uint64_t v;
 	if (!m || !i || sscanf(m + 8, "%d", &mnt_id) != 1 || sscanf(i + 5, "%" SCNu64, &v) != 1)
 		return EINVAL;
-	const char *f = strncmp(text, "pos:", 4) == 0 ? strstr(text, "\nflags:") : NULL;
 	unsigned long flags;
-	if (!f || sscanf(f + 7, "%lo", &flags) != 1)
+	if (!fdinfo_flags(text, &flags))
 		return EINVAL;
 	if (flags & O_PATH)
 		return EBADF; /* fdget() skips it: v1 answered EBADF (fd_not_opath) */
