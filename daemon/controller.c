@@ -9,7 +9,7 @@
 #include "ctl_act.h"
 #include "ctl_adopt.h"
 #include "ctl_deadline.h"
-#include "ctl_late.h"
+#include "ctl_post.h"
 #include "ctl_hooks.h"
 #include "ctl_lock.h"
 #include "ctl_table.h"
@@ -35,7 +35,7 @@ od_controller *od_controller_new(const oe_config *cfg)
 		g_free(c);
 		return NULL;
 	}
-	if (ctl_late_init(c) != 0) {
+	if (ctl_post_init(c) != 0) {
 		ctl_deadlines_free(c);
 		g_free(c);
 		return NULL;
@@ -60,7 +60,7 @@ void od_controller_free(od_controller *c)
 	ctl_table_free(c);
 	od_order_free(c->order);
 	ctl_deadlines_free(c);
-	ctl_late_free(c);
+	ctl_post_free(c);
 	ctl_hooks_clear(&c->hooks);
 	ctl_lock_clear(c);
 	g_mutex_clear(&c->adopt_lock);

@@ -54,6 +54,15 @@ typedef struct {
 #define STACK_ACTS 64 /* batches up to this size are copied out onto the stack */
 #define NACTUATORS 4
 
+/* ctl_post.h: one posted log line */
+#define CTL_POST_SLOTS 32
+typedef struct {
+	int state; /* atomic: free, being written, full */
+	bool warn;
+	guint64 seq;
+	char line[768];
+} ctl_post_slot;
+
 /* Grouped by the component that owns each part. */
 struct od_controller {
 	/* ctl_lock: guards the engine, the table, acts and armed */
@@ -79,13 +88,12 @@ struct od_controller {
 	GThread *deadlines;
 	gint deadlines_stop;
 
-	/* ctl_late: the late tick's line, posted by the deadline thread, logged by the loop */
-	int late_efd;
-	guint late_src;
-	GMutex late_lock;    /* guards late_line and late_full */
-	char late_line[768];
-	bool late_full;
-	guint late_unlogged; /* atomic */
+	/* ctl_post: log lines of the deadline thread and the kill actuator, for the loop */
+	int post_efd;
+	guint post_src;
+	guint64 post_seq;  /* atomic: the next line's number */
+	guint post_lost;   /* atomic: lines that found their slot taken */
+	ctl_post_slot post[CTL_POST_SLOTS];
 
 	/* ctl_act */
 	od_order *order;

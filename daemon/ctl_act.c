@@ -22,6 +22,7 @@
 #include "ctl_deadline.h"
 #include "ctl_hooks.h"
 #include "ctl_lock.h"
+#include "ctl_post.h"
 #include "oomd/kernel_io.h"
 #include "oomd/persist.h"
 
@@ -161,7 +162,7 @@ static int do_kill_group(od_controller *c, const ctl_ctx *ctx, od_cg *g)
 	int64_t t0 = od_now();
 	const char *diag = od_diag_kill_timeline(t0);
 	int r = od_kio_kill(g->fd, h);
-	g_message("%s: delay over, the whole cgroup killed (cgroup.kill, %" PRIu64
+	ctl_post_line(c, false, "%s: delay over, the whole cgroup killed (cgroup.kill, %" PRIu64
 		  " processes of its own): %s in %.1f ms (write began at boottime %.1f ms; last "
 		  "timer tick %.1f ms late)%s", ctl_cg_path(g, p, sizeof p), procs,
 		  r < 0 ? g_strerror(-r) : "done", (od_now() - t0) / 1e6, t0 / 1e6,
@@ -233,13 +234,14 @@ int ctl_run_one(od_controller *c, const ctl_ctx *ctx, const oe_action *a, od_cg 
 		r = od_kio_write_u64(g->fd, "memory.max", a->value);
 		break;
 	case OE_ACT_KILL_KERNEL: {
-		/* Logged after the write: the kill must not wait for the logger. */
+		/* Logged after the write, and by the loop (ctl_post.h): neither this kill nor
+		 * the next one may wait for the logger. */
 		int64_t t0 = od_now();
 		const char *diag = od_diag_kill_timeline(t0);
 		unsigned kills = 0;
 		r = od_kio_kill_once(g->fd, g_atomic_pointer_get(&g->hold), a->value,
 				      g_atomic_int_get(&c->rt_prio), &kills);
-		g_message("%s: delay over, memory.max back to %" PRIu64 " (the kernel's OOM killer "
+		ctl_post_line(c, false, "%s: delay over, memory.max back to %" PRIu64 " (the kernel's OOM killer "
 			  "acts): %s in %.1f ms (write began at boottime %.1f ms; last timer tick %.1f ms "
 			  "late; OOM kills in it: %u)%s",
 			  ctl_cg_path(g, p, sizeof p), a->value, r < 0 ? g_strerror(-r) : "done",

@@ -6,7 +6,7 @@
 #define G_LOG_DOMAIN "oomdelayfs"
 #include "ctl_deadline.h"
 #include "ctl_act.h"
-#include "ctl_late.h"
+#include "ctl_post.h"
 #include "ctl_lock.h"
 
 #include <errno.h>
@@ -67,11 +67,11 @@ static void tick(od_controller *c, const ctl_ctx *self, int64_t woke)
 	__atomic_store_n(&c->tick_late, late, __ATOMIC_RELAXED);
 	oe_tick(c->eng, now, &c->acts);
 	ctl_finish_locked(c, self);
-	/* After the tick's actions, and written by the loop (ctl_late.h: a log write can
+	/* After the tick's actions, and written by the loop (ctl_post.h: a log write can
 	 * stall in reclaim, and the next tick would wait for it). */
 	const char *why = od_diag_tick_done(c->diag, late > LATE_TICK_NS, armed, woke, now);
 	if (late > LATE_TICK_NS)
-		ctl_late_post(c, late, why);
+		ctl_post_line(c, false, "timer %.1f ms late%s", late / 1e6, why);
 }
 
 static gpointer deadline_main(gpointer data)

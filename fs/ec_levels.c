@@ -283,13 +283,18 @@ static void sample(fs_evctl *e, GPtrArray *cgs, bool events)
 		g_mutex_unlock(&e->lock);
 		if ((has[0] || has[1]) && (events || stale))
 			floor = event_floor(g, stale);
-		for (int s = 0; s < 2; s++)
-			ok[s] = has[s] && usage_of(g, s == 1, &u[s]) == 0;
 		/* memory.usage_in_bytes only: memory.peak proves what the usage reached between
 		 * two samples (v1events.h). The root has none; nor has memsw (swap.peak is
-		 * swap's alone), whose thresholds stay sampled. */
+		 * swap's alone), whose thresholds stay sampled. Read before the usage: the
+		 * apex is checked first, so it must be a value reached before the usage read.
+		 * Read after it, a usage still growing gave a rise above the usage just read:
+		 * a crossing up and a false one down, then up again at the next sample (6.12,
+		 * d-v1perm in CI: an 8M threshold heard 4 signals for one 24 MiB hog). */
 		uint64_t pk, apex = 0;
-		if (ok[0] && !g->is_root && od_kio_read_u64(g->dirfd, "memory.peak", &pk) == 0)
+		bool pk_ok = has[0] && !g->is_root && od_kio_read_u64(g->dirfd, "memory.peak", &pk) == 0;
+		for (int s = 0; s < 2; s++)
+			ok[s] = has[s] && usage_of(g, s == 1, &u[s]) == 0;
+		if (ok[0] && pk_ok)
 			apex = od_thr_peak_apex(&g->peak, pk);
 		if (stale)
 			apex = 0; /* a rise before the threshold's own baseline: recorded only */

@@ -44,7 +44,7 @@ for kind in kill upgrade; do
 	echo "$line"
 	case "$line" in
 	*"takeover: 0 OOM listeners carried over, 1 usage thresholds, 1 pressure level listeners (0 dropped; 0 signalled"*) ;;
-	*) fail "after the $kind: not exactly the two listeners carried: $line" ;;
+	*) fail "after the $kind: not exactly the two listeners carried: $line; why: $(grep 'not carried over' /tmp/oomdelayfs.log | tail -n 2 | tr '\n' ' ')" ;;
 	esac
 	u=$(current "$cg")
 	[ "$u" -gt $((16 * MiB)) ] || fail "after the $kind: the hog no longer holds the usage above 16M ($u): the check below would prove nothing"
