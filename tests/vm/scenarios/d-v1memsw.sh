@@ -43,7 +43,7 @@ side() {
 		shift 3
 	done
 	for l in $names; do
-		wait_for 5000 grep -q -e '^registered' -e '^refused' /tmp/ms.$T.$l
+		wait_for 5000 grep -qs -e '^registered' -e '^refused' /tmp/ms.$T.$l
 	done
 	a0=$(now_ms)
 	: >/tmp/ms.$T.rel

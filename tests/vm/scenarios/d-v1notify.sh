@@ -41,7 +41,7 @@ side() {
 		shift 3
 	done
 	for l in $names; do
-		wait_for 5000 grep -q -e '^registered' -e '^refused' /tmp/ev.$T.$l
+		wait_for 5000 grep -qs -e '^registered' -e '^refused' /tmp/ev.$T.$l
 	done
 	a0=$(now_ms)
 	cgevl hog "$C" 24 1000 >/tmp/ev.$T.hogA

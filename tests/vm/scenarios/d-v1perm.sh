@@ -61,7 +61,7 @@ side() {
 	as u-thr2 $U "$C2/memory.usage_in_bytes" 16M
 	as u-fd2 $U "$C2/memory.usage_in_bytes" 16M --cfd 7 7<"$C2/memory.usage_in_bytes"
 	for l in $names; do
-		wait_for 5000 grep -q -e '^registered' -e '^refused' /tmp/vp.$T.$l || echo "# $T $l: no answer in 5 s"
+		wait_for 5000 grep -qs -e '^registered' -e '^refused' /tmp/vp.$T.$l || echo "# $T $l: no answer in 5 s"
 	done
 	a0=$(now_ms)
 	cgevl hog "$C" 24 1000 >/tmp/vp.$T.hogA &
