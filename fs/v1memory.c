@@ -56,38 +56,46 @@ static int swap_max_of(const fs_synth_ctx *c, uint64_t *sm)
 #define FS_V1_FIT_MS 2000
 #define FS_V1_RECLAIM_CHUNK (16ULL << 20)
 
-/* v1's mem_cgroup_resize_max(): a limit is never set below the usage. It
- * reclaims towards the new limit (here through memory.reclaim) and gives up
- * with EBUSY after MAX_RECLAIM_RETRIES rounds without progress, leaving the old
- * limit; v2 would OOM-kill instead. v1 also stops when the writer takes a signal
- * (EINTR); here the writer's wait is a FUSE worker's, and a workload that faults
- * its pages back as fast as they are reclaimed makes progress every round: without
- * a bound the write never ended and held the worker (round three, s-v1fit). So
- * no new round starts FS_V1_FIT_MS after the first (EBUSY, the old limit kept, as
- * when v1 gives up), nor after the writer's signal (FUSE_INTERRUPT: EINTR). */
+/* Reclaims c's usage down to target through memory.reclaim, in chunks of
+ * FS_V1_RECLAIM_CHUNK, looking at the usage between them, as v1 did in batches with
+ * MAX_RECLAIM_RETRIES (16) rounds without progress allowed. 0 once the usage is at or
+ * under target; EBUSY at the stalls-th round without progress (the usage did not
+ * fall, or the write failed other than EAGAIN); ETIMEDOUT when FS_V1_FIT_MS have passed since the first round; EINTR at
+ * the writer's signal (FUSE_INTERRUPT); or the errno of reading memory.current. The
+ * time bound is why this loop exists at all: a workload that faults its pages back as
+ * fast as they are reclaimed makes progress every round, and without it a write never
+ * ended and held a FUSE worker (round three, s-v1fit). Blocks the calling FUSE worker. */
+static int reclaim_to(const fs_synth_ctx *c, uint64_t target, int stalls)
+{
+	gint64 until = g_get_monotonic_time() + FS_V1_FIT_MS * G_TIME_SPAN_MILLISECOND;
+	uint64_t u;
+	int r = -od_kio_read_u64(c->dirfd, "memory.current", &u);
+	for (int round = 0; !r && u > target; round++) {
+		if (round > 0 && c->req && fuse_req_interrupted(c->req))
+			return EINTR;
+		if (round > 0 && g_get_monotonic_time() > until)
+			return ETIMEDOUT;
+		int w = od_kio_try_write_u64(c->dirfd, "memory.reclaim", MIN(u - target, FS_V1_RECLAIM_CHUNK));
+		uint64_t before = u;
+		r = -od_kio_read_u64(c->dirfd, "memory.current", &u);
+		/* EAGAIN is memory_reclaim()'s "less than asked": progress if the usage fell */
+		if (((w < 0 && w != -EAGAIN) || (!r && u >= before)) && --stalls <= 0)
+			return EBUSY;
+	}
+	return r;
+}
+
+/* v1's mem_cgroup_resize_max(): a limit is never set below the usage. It reclaims
+ * towards the new limit and gives up with EBUSY after MAX_RECLAIM_RETRIES rounds
+ * without progress, leaving the old limit; v2 would OOM-kill instead. v1 also stops
+ * when the writer takes a signal (EINTR); past FS_V1_FIT_MS this gives up as v1 does
+ * when it runs out of retries (EBUSY, the old limit kept). */
 static int fit_under(const fs_synth_ctx *c, uint64_t bytes)
 {
 	if (bytes == OE_UNLIMITED || !od_kio_exists(c->dirfd, "memory.reclaim"))
 		return 0;
-	gint64 until = g_get_monotonic_time() + FS_V1_FIT_MS * G_TIME_SPAN_MILLISECOND;
-	for (int retries = 16, round = 0; retries > 0; round++) {
-		if (round > 0 && c->req && fuse_req_interrupted(c->req))
-			return EINTR;
-		if (round > 0 && g_get_monotonic_time() > until)
-			return EBUSY;
-		uint64_t u;
-		int r = -od_kio_read_u64(c->dirfd, "memory.current", &u);
-		if (r)
-			return r;
-		if (u <= bytes)
-			return 0;
-		r = od_kio_try_write_u64(c->dirfd, "memory.reclaim", MIN(u - bytes, FS_V1_RECLAIM_CHUNK));
-		uint64_t after = u;
-		if (od_kio_read_u64(c->dirfd, "memory.current", &after) < 0 || after >= u ||
-		    (r < 0 && r != -EAGAIN))
-			retries--;
-	}
-	return EBUSY;
+	int r = reclaim_to(c, bytes, 16);
+	return r == ETIMEDOUT ? EBUSY : r;
 }
 
 int fs_v1_limit_write(const fs_synth_ctx *c, const char *buf, size_t len)
@@ -400,31 +408,15 @@ int fs_v1_memsw_failcnt_write(const fs_synth_ctx *c, const char *buf, size_t len
 	return failcnt_reset(c, true);
 }
 
-/* v1 reclaims everything it can and answers 0 (EINVAL in the root); v2's
- * memory.reclaim (5.19+) does the reclaim and says EAGAIN when it fell short. */
+/* v1's mem_cgroup_force_empty() reclaims everything it can, giving up after 16 rounds
+ * without progress, and answers 0 then too (EINVAL in the root; EINTR at the writer's
+ * signal). Through memory.reclaim (5.19+), within FS_V1_FIT_MS. */
 int fs_v1_force_empty_write(const fs_synth_ctx *c, const char *buf, size_t len)
 {
 	(void)buf;
 	(void)len;
 	if (c->is_root)
 		return EINVAL;
-	uint64_t u;
-	int r = -od_kio_read_u64(c->dirfd, "memory.current", &u);
-	if (r)
-		return r;
-	/* in chunks, for FS_V1_FIT_MS at most (see fit_under): v1's mem_cgroup_force_empty()
-	 * answers 0 when it gives up too, EINTR at the writer's signal */
-	gint64 until = g_get_monotonic_time() + FS_V1_FIT_MS * G_TIME_SPAN_MILLISECOND;
-	for (int round = 0; u > 0; round++) {
-		if (round > 0 && c->req && fuse_req_interrupted(c->req))
-			return EINTR;
-		if (round > 0 && g_get_monotonic_time() > until)
-			return 0;
-		r = od_kio_try_write_u64(c->dirfd, "memory.reclaim", MIN(u, FS_V1_RECLAIM_CHUNK));
-		if (r < 0)
-			return r == -EAGAIN ? 0 : -r;
-		if ((r = -od_kio_read_u64(c->dirfd, "memory.current", &u)))
-			return r;
-	}
-	return 0;
+	int r = reclaim_to(c, 0, 16);
+	return r == EBUSY || r == ETIMEDOUT ? 0 : r;
 }
