@@ -16,6 +16,10 @@
 # every boot also takes one of the host's OOMD_VM_SLOTS, default 2, shared with tests/sd: slot.sh), OOMD_VM_MEM (MiB, default 1024),
 # OOMD_VM_SMP (default 2), OOMD_VM_SCENARIO_TIMEOUT (default per-scenario timeout, 60),
 # OOMD_VM_APPEND (more kernel command-line words, for experiments: e.g. preempt=full).
+# OOMD_VM_SHARDS=N (default 1): each kernel's scenarios in N boots (every Nth scenario in each,
+# those that run first at the head of the first), which the slots run like separate kernels: the
+# CI run (scripts/test.sh) sets 2, so that five or six lumps of 15-20 minutes do not leave one
+# slot idle while the last kernel runs alone.
 set -eu
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -108,57 +112,87 @@ done
 SCENARIOS="$first$rest"
 ONLY=$(echo $SCENARIOS | tr ' ' ',')
 
-qemu_once() { # label image log: one boot; its exit status
+qemu_once() { # label image log only swapfile: one boot; its exit status
 	disk=''
 	if [ -n "$DISKOPTS" ]; then
-		rm -f "$OUTDIR/swap-$1.img"
-		truncate -s 256M "$OUTDIR/swap-$1.img"
-		disk="-drive file=$OUTDIR/swap-$1.img,if=none,id=swp,format=raw,cache=unsafe -device nvme,serial=oomdswap,drive=swp"
+		rm -f "$5"
+		truncate -s 256M "$5"
+		disk="-drive file=$5,if=none,id=swp,format=raw,cache=unsafe -device nvme,serial=oomdswap,drive=swp"
 	fi
 	# shellcheck disable=SC2086
 	vm_slot timeout -k 10 "$VMTIMEOUT" qemu-system-x86_64 $ACCEL -m "${OOMD_VM_MEM:-1024}" -smp "${OOMD_VM_SMP:-2}" \
 		-nographic -no-reboot -nodefaults -serial stdio \
 		-kernel "$CACHE/$1/vmlinuz" -initrd "$2" $disk \
-		-append "console=ttyS0 panic=-1 loglevel=4 maxcpus=1 oomd.kernel=$1 oomd.only=$ONLY oomd.timeout=${OOMD_VM_SCENARIO_TIMEOUT:-60} ${OOMD_VM_APPEND:-}" \
+		-append "console=ttyS0 panic=-1 loglevel=4 maxcpus=1 oomd.kernel=$1 oomd.only=$4 oomd.timeout=${OOMD_VM_SCENARIO_TIMEOUT:-60} ${OOMD_VM_APPEND:-}" \
 		</dev/null >>"$3" 2>&1
 }
 
-boot() { # label: build the initramfs, boot, write $OUTDIR/serial-<label>.log and .rc
-	label=$1
-	img=$OUTDIR/initramfs-$label.cpio.gz
-	log=$OUTDIR/serial-$label.log
-	rm -f "$log" "$OUTDIR/vm-$label.rc" "$OUTDIR/serial-$label.boot-panic.log"
+# The boots: one per kernel, or OOMD_VM_SHARDS per kernel, each named UNIT = KERNEL or
+# KERNEL-sI (files serial-UNIT.log, vm-UNIT.rc), with its own scenario list in only-UNIT.
+shards=${OOMD_VM_SHARDS:-1}
+[ "$shards" -ge 1 ] 2>/dev/null || shards=1
+units_of() { # kernel: its boot units
+	if [ "$shards" = 1 ]; then echo "$1"; else seq 1 "$shards" | sed "s/^/$1-s/"; fi
+}
+kernel_of() { echo "${1%-s*}"; }
+set -- $first
+nfirst=$#
+i=0
+for s in $SCENARIOS; do
+	# the "runs first" ones all at the head of shard 1; the rest dealt out in turn
+	if [ "$i" -lt "$nfirst" ]; then n=1; else n=$(((i - nfirst) % shards + 1)); fi
+	eval "only_$n=\"\${only_$n:-}\${only_$n:+,}$s\""
+	i=$((i + 1))
+done
+only_of() { # unit: its comma-separated scenarios
+	case $1 in *-s*) eval "echo \"\${only_${1##*-s}:-}\"" ;; *) echo "$ONLY" ;; esac
+}
+
+boot() { # unit: build the initramfs, boot, write $OUTDIR/serial-<unit>.log and .rc
+	label=$(kernel_of "$1") unit=$1
+	img=$OUTDIR/initramfs-$unit.cpio.gz
+	log=$OUTDIR/serial-$unit.log
+	swp=$OUTDIR/swap-$unit.img
+	only=$(only_of "$unit")
+	rm -f "$log" "$OUTDIR/vm-$unit.rc" "$OUTDIR/serial-$unit.boot-panic.log"
+	if [ -z "$only" ]; then
+		echo "run-vm: $unit: no scenario in this shard" >"$log"
+		echo "OOMD-VM-DONE $label (empty shard)" >>"$log"
+		echo 0 >"$OUTDIR/vm-$unit.rc"
+		return
+	fi
 	# shellcheck disable=SC2086
 	if ! "$HERE/build-initramfs.sh" --kernel "$label" --build-dir "$BUILD" --cache "$CACHE" --out "$img" $IMGOPTS >"$log" 2>&1; then
 		echo "initramfs build failed" >>"$log"
-		echo 3 >"$OUTDIR/vm-$label.rc"
+		echo 3 >"$OUTDIR/vm-$unit.rc"
 		return
 	fi
 	cp "$log" "$log.head"
 	rc=0
-	qemu_once "$label" "$img" "$log" || rc=$?
+	qemu_once "$label" "$img" "$log" "$only" "$swp" || rc=$?
 	# A panic before the first scenario began comes from booting under TCG, not from anything
 	# under test (no project code has run yet): boot once more, and say so in the summary.
 	# A panic once a scenario has begun is never retried.
 	if grep -aq 'Kernel panic' "$log" && ! grep -aq '^=== ' "$log"; then
-		mv "$log" "$OUTDIR/serial-$label.boot-panic.log"
+		mv "$log" "$OUTDIR/serial-$unit.boot-panic.log"
 		mv "$log.head" "$log"
-		echo "run-vm: $label panicked while booting, before any scenario; booting again" >>"$log"
+		echo "run-vm: $unit panicked while booting, before any scenario; booting again" >>"$log"
 		rc=0
-		qemu_once "$label" "$img" "$log" || rc=$?
+		qemu_once "$label" "$img" "$log" "$only" "$swp" || rc=$?
 	fi
-	rm -f "$log.head" "$OUTDIR/swap-$label.img"
-	echo "$rc" >"$OUTDIR/vm-$label.rc"
+	rm -f "$log.head" "$swp"
+	echo "$rc" >"$OUTDIR/vm-$unit.rc"
 }
 
 T0=$(date +%s)
+UNITS=$(for k in $KERNELS; do units_of "$k"; done | tr '\n' ' ')
 echo "run-vm: kernels: $KERNELS; scenarios: $(echo $SCENARIOS); logs in $OUTDIR/serial-<kernel>.log"
 # progress while the VMs run: each result line as it arrives
 shown=''
 # (its own loop variable: the caller's $k names the kernel about to boot; with
 # OOMD_VM_PARALLEL=1 a shared one booted the last kernel in place of the second)
 progress() {
-	for pk in $KERNELS; do
+	for pk in $UNITS; do
 		[ -f "$OUTDIR/serial-$pk.log" ] || continue
 		cat "$OUTDIR/serial-$pk.log" 2>/dev/null | tr -d '\r' | grep -ao 'RESULT .*' | while read -r line; do
 			case " $shown " in *" $(echo "$line" | awk '{print $2 "/" $3}') "*) continue ;; esac
@@ -171,10 +205,10 @@ progress() {
 # timing figures were measured with two VMs sharing them. A third kernel waits for a slot.
 par=${OOMD_VM_PARALLEL:-2}
 # a kernel waiting for a slot must not show the previous run's results
-for k in $KERNELS; do rm -f "$OUTDIR/serial-$k.log" "$OUTDIR/vm-$k.rc"; done
+for k in $KERNELS $UNITS; do rm -f "$OUTDIR/serial-$k.log" "$OUTDIR/vm-$k.rc"; done
 [ "$par" -ge 1 ] 2>/dev/null || par=1
 pids=''
-for k in $KERNELS; do
+for u in $UNITS; do
 	while :; do
 		n=0
 		for p in $pids; do kill -0 "$p" 2>/dev/null && n=$((n + 1)); done
@@ -182,7 +216,7 @@ for k in $KERNELS; do
 		progress
 		sleep 2
 	done
-	boot "$k" &
+	boot "$u" &
 	pids="$pids $!"
 done
 if [ -n "$pids" ]; then
@@ -212,7 +246,16 @@ report() { # status kernel name text
 }
 for k in $KERNELS; do
 	log=$OUTDIR/serial-$k.log
-	rc=$(cat "$OUTDIR/vm-$k.rc" 2>/dev/null || echo '?')
+	rc=0 undone=''
+	for u in $(units_of "$k"); do
+		urc=$(cat "$OUTDIR/vm-$u.rc" 2>/dev/null || echo '?')
+		[ "$rc" != 0 ] || rc=$urc
+		grep -aq "OOMD-VM-DONE $k" "$OUTDIR/serial-$u.log" 2>/dev/null || undone="$undone $u"
+		if [ "$u" != "$k" ]; then
+			[ -f "$OUTDIR/serial-$u.boot-panic.log" ] && cat "$OUTDIR/serial-$u.boot-panic.log" >>"$OUTDIR/serial-$k.boot-panic.log"
+			{ echo "==== run-vm: boot $u"; cat "$OUTDIR/serial-$u.log" 2>/dev/null; } >>"$log"
+		fi
+	done
 	tr -d '\r' <"$log" | grep -ao 'RESULT .*' >"$OUTDIR/results-$k.txt" || true
 	for s in $SCENARIOS; do
 		line=$(awk -v k="$k" -v s="$s" '$1 == "RESULT" && $2 == k && $3 == s' "$OUTDIR/results-$k.txt" | head -n 1)
@@ -238,12 +281,12 @@ for k in $KERNELS; do
 		report FAIL "$k" "(vm)" "VM timed out after ${VMTIMEOUT}s"
 	elif [ "$rc" = 3 ]; then
 		report FAIL "$k" "(vm)" "initramfs build failed: $(tail -n 3 "$log" | tr '\n' ' ')"
-	elif ! grep -aq "OOMD-VM-DONE $k" "$log"; then
-		report FAIL "$k" "(vm)" "VM ended (rc $rc) before the runner finished"
+	elif [ -n "$undone" ]; then
+		report FAIL "$k" "(vm)" "VM ended (rc $rc) before the runner finished (boot:$undone)"
 	fi
 done
 for k in $KERNELS; do
-	if grep -aq -e '^FAIL' -e 'RESULT .* FAIL' "$OUTDIR/results-$k.txt" 2>/dev/null || ! grep -aq "OOMD-VM-DONE $k" "$OUTDIR/serial-$k.log"; then
+	if grep -aq -e '^FAIL' -e 'RESULT .* FAIL' "$OUTDIR/results-$k.txt" 2>/dev/null || [ "$(grep -ac "OOMD-VM-DONE $k" "$OUTDIR/serial-$k.log")" -lt "$shards" ]; then
 		echo "---- last 60 lines of $OUTDIR/serial-$k.log"
 		tail -n 60 "$OUTDIR/serial-$k.log" | tr -d '\r'
 	fi

@@ -4,6 +4,10 @@
 # docker.io 20.10; podman import and podman load with podman 4.3; ctr images import (busybox.tar,
 # OCI layout) with containerd 1.6. Each container prints its cgroup file system type and exits.
 # Removes everything it made. Figures: each engine's import and run times.
+# only when named: a self-test of the bed (every engine runs the payload's image, no daemon). The
+# e-* scenarios load the same image the same ways and run containers from it, so a bed that
+# cannot shows there too; this one says which engine and which import, in 56 s a kernel that
+# CI's 45 minutes cannot spare (6.12, 2026-12-06). tests/sd/run-sd.sh --scenario e-images.
 # timeout: 240
 . /payload/lib.sh
 figs=''
