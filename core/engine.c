@@ -172,6 +172,7 @@ bool oe_view_get(const oe_engine *e, uint64_t id, oe_view *v)
 	v->managed = eng_managed(n);
 	v->deadline_ns = n->in_hold ? n->deadline : OE_NO_DEADLINE;
 	v->hold_onset_ns = n->in_hold ? n->hold_onset : 0;
+	v->usage = n->last.current;
 	return true;
 }
 

@@ -236,7 +236,9 @@ static void onset(od_audit *a, cg_state *s, const ev *e)
 	r->onset_wall_us = g_get_real_time() - (e->t - r->onset_ns) / 1000;
 	r->deadline_ns = e->v.deadline_ns;
 	r->limit = e->v.limit;
-	r->usage = read_u64_at(r->path, "memory.current");
+	/* the usage the onset was seen at (the view taken with the hook, oe_view.usage);
+	 * read here, 3-39 ms later, it missed a task that had left (o-audit on 7, CI-like run) */
+	r->usage = e->have_view && e->v.usage ? e->v.usage : read_u64_at(r->path, "memory.current");
 	if (s->pids)
 		g_array_unref(s->pids);
 	s->pids = read_pids(r->path);

@@ -389,6 +389,10 @@ struct od_shadowfs {
 	GThread *waker;     /* interrupts that loop until it returns (session.c) */
 	gint exiting_done;  /* od_shadowfs_free: the waker stops */
 	GMutex wake_lock;   /* running 1 -> 2 vs. the waker's pthread_kill */
+	/* fuse_io.c: a stop drains the workers first */
+	int io_stop_efd;    /* readable once the stop began; -1 without custom I/O */
+	gint io_stopping;
+	gint io_busy;       /* workers holding a request (or about to read one) */
 	/* open files and directories the kernel has not released yet; whatever is
 	 * left when the loop ends is closed by od_shadowfs_free() */
 	GMutex handles_lock;

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "fs_private.h"
+#include "fuse_io.h"
 #include "v1state.h"
 
 #define FS_DEFAULT_THREADS 16
@@ -77,6 +78,16 @@ static void set_err(GError **err, int code, const char *fmt, ...)
 	g_set_error_literal(err, G_FILE_ERROR, g_file_error_from_errno(code), msg);
 }
 
+/* The drained stop (fuse_io.h); without it a stop may lose a request it has read, as
+ * before, which the log says once. */
+static void install_io(od_shadowfs *fs)
+{
+	int e = fs_io_install(fs);
+	if (e)
+		g_warning("FUSE custom I/O: %s: a stop for a successor may fail a request under way",
+			  g_strerror(e));
+}
+
 od_shadowfs *od_shadowfs_new(int root_fd, const char *mountpoint, od_controller *ctl,
 			     const od_shadowfs_opts *o, GError **err)
 {
@@ -117,6 +128,7 @@ od_shadowfs *od_shadowfs_new(int root_fd, const char *mountpoint, od_controller 
 	close(probe);
 
 	od_shadowfs *fs = g_new0(od_shadowfs, 1);
+	fs->io_stop_efd = -1;
 	fs->ctl = ctl;
 	fs->opts = *o;
 	if (!fs->opts.zygote) /* the fs tests: the daemon brings its own (main.c) */
@@ -170,6 +182,7 @@ od_shadowfs *od_shadowfs_new(int root_fd, const char *mountpoint, od_controller 
 			goto fail;
 		}
 		kept_fuse = -1; /* the session's now */
+		install_io(fs);
 		/* Until served: a failed takeover must leave the mount to the next attempt. */
 		g_atomic_int_set(&fs->keep_mount, 1);
 		int sfd = kept_state;
@@ -190,6 +203,7 @@ od_shadowfs *od_shadowfs_new(int root_fd, const char *mountpoint, od_controller 
 			g_clear_pointer(&fs->mountpoint, g_free);
 			goto fail;
 		}
+		install_io(fs);
 		GError *e2 = NULL;
 		if (!fs_survival_fresh(fs, &e2)) {
 			g_propagate_prefixed_error(err, e2, "starting the mount of %s: ", mountpoint);
@@ -291,6 +305,7 @@ static void unmount(od_shadowfs *fs)
 
 static void stop(od_shadowfs *fs)
 {
+	fs_io_drain(fs); /* before the exit flag: libfuse drops what a worker reads after it */
 	fuse_session_exit(fs->se);
 	GError *e = NULL;
 	fs->waker = g_thread_try_new("oomd-fs-stop", waker_thread, fs, &e);
@@ -352,6 +367,7 @@ void od_shadowfs_free(od_shadowfs *fs)
 	g_mutex_clear(&fs->wake_lock);
 	if (fs->se)
 		fuse_session_destroy(fs->se);
+	fs_io_free(fs);
 	fs_inodes_free(fs->inodes);
 	fs_survival_free(fs);
 	od_zygote_free(fs->own_zygote);

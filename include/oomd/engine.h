@@ -111,6 +111,10 @@ typedef struct {
 	/* in_hold: when the hold began, the `now` its deadline counts from (a re-arm moves
 	 * the deadline, not this; a hold resumed after a restart: its adoption); else 0 */
 	int64_t hold_onset_ns;
+	/* memory.current of the last reading given (oe_sample); 0 before any. Taken with the
+	 * view right after an onset, it is the usage the onset was seen at: the audit's record
+	 * read it itself, later, and a task that left meanwhile made it a figure under L. */
+	uint64_t usage;
 } oe_view;
 
 typedef struct oe_engine oe_engine;

@@ -78,6 +78,18 @@ Test(rule2, onset_starts_hold_and_consumes_T)
 	NOT(OE_ACT_SET_MAX, A);
 }
 
+/* The audit's "usage at the onset" is the view's, taken right after it: the reading the
+ * onset was seen in, not one made after a task left (o-audit, 7). */
+Test(rule2, the_view_says_the_usage_the_onset_was_seen_at)
+{
+	cr_assert_eq(view(A).usage, 0, "no reading yet");
+	hold_A(1000);
+	cr_assert_eq(view(A).usage, LA + 1 * MiB);
+	advance_ms(100);
+	sample(A, LA - 8 * MiB);
+	cr_assert_eq(view(A).usage, LA - 8 * MiB, "the view follows the readings");
+}
+
 Test(rule2, charges_over_L_without_tasks_start_no_hold)
 {
 	cr_assert_eq(wdelay(A, 1000), 0);
