@@ -69,15 +69,12 @@ int ec_limit_counts(int dirfd, const char *file, uint64_t out[OD_VMP_NEVENTS])
 {
 	g_autoptr(GString) s = g_string_new(NULL);
 	memset(out, 0, OD_VMP_NEVENTS * sizeof out[0]);
-	if (od_kio_read_all(dirfd, file, s) < 0 || od_kio_parse_kv(s->str, s->len, count_event, out) < 0)
-		return -1;
-	return 0;
+	if (od_kio_read_all(dirfd, file, s) == 0 && od_kio_parse_kv(s->str, s->len, count_event, out) == 0)
+		return 0;
+	memset(out, 0, OD_VMP_NEVENTS * sizeof out[0]); /* a parse that failed half-way */
+	return -1;
 }
 
-static void read_counts(const ec_limits *x, int dirfd, uint64_t out[OD_VMP_NEVENTS])
-{
-	ec_limit_counts(dirfd, x->file, out); /* zeros if unreadable */
-}
 
 static ec_limit_watch *find_key(ec_limits *x, gpointer key)
 {
@@ -107,7 +104,7 @@ int ec_limits_watch(ec_limits *x, gpointer key, int dirfd, const char *path)
 	w->wd = wd;
 	w->key = key;
 	w->dirfd = dirfd;
-	read_counts(x, dirfd, w->last);
+	ec_limit_counts(dirfd, x->file, w->last); /* zeros if unreadable */
 	g_hash_table_insert(x->by_wd, &w->wd, w);
 	return 0;
 }
@@ -146,7 +143,7 @@ void ec_limits_read(ec_limits *x, void (*fn)(gpointer key, od_vmp_level lev, voi
 		if (!w)
 			continue;
 		uint64_t now[OD_VMP_NEVENTS];
-		read_counts(x, w->dirfd, now);
+		ec_limit_counts(w->dirfd, x->file, now); /* zeros if unreadable */
 		int lev = od_vmp_level_of_events(w->last, now);
 		memcpy(w->last, now, sizeof now);
 		if (lev >= 0)

@@ -50,7 +50,7 @@ static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
 	if (fd != nonblocking_fd) {
 		int fl = fcntl(fd, F_GETFL);
 		if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
-			return -1;
+			return read(fd, buf, len); /* served as before, undrained, not ended */
 		nonblocking_fd = fd;
 	}
 	for (;;) {
