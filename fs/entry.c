@@ -1,9 +1,9 @@
 /* entry.c — name and attribute operations: lookup/forget, getattr/setattr,
  * mkdir/rmdir (real cgroups), unlink, rename, readlink, statfs. Everything is
- * relative to the parent's O_PATH descriptor. The kernel keeps the names and
- * attributes of directories (cgroups) for opts.cache_s (FS_CACHE_S, fs_private.h: the
- * bound, the invalidations that come sooner, and why never a file's); a name that does
- * not exist is never kept (no negative entries), so a new cgroup shows at once.
+ * relative to the parent's O_PATH descriptor. The kernel keeps the names of directories
+ * (cgroups) and the attributes of everything for opts.cache_s (FS_CACHE_S, fs_private.h:
+ * the bound, the invalidations that come sooner, and why never a file's name); a name that
+ * does not exist is never kept (no negative entries), so a new cgroup shows at once.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -56,12 +56,16 @@ static const fs_synth *synth_of(const od_shadowfs *fs, const fs_node *dir, const
 	return fs_layout_present(v1, s, fs_memcg_kind_of(dir->fd, dir->cg_is_root), dir->fd) ? s : NULL;
 }
 
+static void fs_entry_timeouts(const od_shadowfs *fs, struct fuse_entry_param *e)
+{
+	e->entry_timeout = fs_entry_cache_of(fs->opts.cache_s, e->attr.st_mode);
+	e->attr_timeout = fs->opts.cache_s;
+}
+
 int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, uid_t uid,
 		 struct fuse_entry_param *e)
 {
-	memset(e, 0, sizeof *e);
-	e->attr_timeout = 0.0; /* set once the object's type is known */
-	e->entry_timeout = 0.0;
+	memset(e, 0, sizeof *e); /* time-outs 0 until the object's type is known */
 	/* The kernel resolves these itself (we do not offer NFS export); ".." from
 	 * the root would step outside the served tree. */
 	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
@@ -77,7 +81,8 @@ int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, uid_t uid,
 			return err;
 		e->ino = n->nodeid;
 		e->attr.st_ino = n->nodeid;
-		return 0; /* a regular file: nothing kept */
+		fs_entry_timeouts(fs, e); /* a regular file: its attributes only */
+		return 0;
 	}
 
 	/* an object the kernel already knows needs no descriptor: its node has one */
@@ -88,7 +93,7 @@ int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, uid_t uid,
 	fs_node *known = fs_inodes_ref_known(fs->inodes, &e->attr);
 	if (known) {
 		e->ino = known->nodeid;
-		e->attr_timeout = e->entry_timeout = fs_cache_of(fs->opts.cache_s, e->attr.st_mode);
+		fs_entry_timeouts(fs, e);
 		kernel_facing_size(&e->attr);
 		return 0;
 	}
@@ -114,7 +119,7 @@ int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, uid_t uid,
 	if (!n)
 		return err;
 	e->ino = n->nodeid;
-	e->attr_timeout = e->entry_timeout = fs_cache_of(fs->opts.cache_s, e->attr.st_mode);
+	fs_entry_timeouts(fs, e);
 	kernel_facing_size(&e->attr);
 	return 0;
 }
@@ -174,7 +179,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	if (err)
 		fs_reply_err(req, err);
 	else
-		fuse_reply_attr(req, &st, fs_cache_of(fs_of(req)->opts.cache_s, st.st_mode));
+		fuse_reply_attr(req, &st, fs_of(req)->opts.cache_s);
 }
 
 static int set_times(const fs_node *n, int ffd, const struct stat *attr, int valid)
@@ -250,7 +255,7 @@ reply:
 	if (err)
 		fs_reply_err(req, err);
 	else
-		fuse_reply_attr(req, &st, fs_cache_of(fs_of(req)->opts.cache_s, st.st_mode));
+		fuse_reply_attr(req, &st, fs_of(req)->opts.cache_s);
 }
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)

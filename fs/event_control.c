@@ -179,7 +179,7 @@ static int check_control(const fs_synth_ctx *c, pid_t tgid, int control_fd, ec_k
 		return EINVAL;
 	for (size_t i = 0; i < G_N_ELEMENTS(controls); i++) {
 		const fs_synth *s = fs_layout_find(c->fs->opts.v1_layout, controls[i].name);
-		uint64_t want = s ? fs_inodes_find_synth(c->fs->inodes, dst.st_dev, dst.st_ino, s) : 0;
+		uint64_t want = s ? fs_inodes_find(c->fs->inodes, dst.st_dev, dst.st_ino, s) : 0;
 		if (want != 0 && ino == want) {
 			*kind = controls[i].kind;
 			*file = s;

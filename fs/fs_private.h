@@ -298,9 +298,12 @@ dev_t fs_inodes_dev(fs_inodes *t);
 typedef struct fs_inval fs_inval;
 fs_inval *fs_inval_new(od_shadowfs *fs);
 void fs_inval_free(fs_inval *v);
-/* The node id of synthetic file s of the directory (dev, ino) if the kernel
- * knows it (someone has it open or looked up), else 0. */
-uint64_t fs_inodes_find_synth(fs_inodes *t, dev_t dev, ino_t ino, const fs_synth *s);
+/* The node id of synthetic file s of the directory (dev, ino), or with s NULL of the real
+ * object (dev, ino), if the kernel knows it (someone has it open or looked up), else 0. */
+uint64_t fs_inodes_find(fs_inodes *t, dev_t dev, ino_t ino, const fs_synth *s);
+/* The node id of the real object name in the cgroup directory with kernfs id dir, if the
+ * kernel knows both, else 0. One fstatat, outside the table's lock. */
+uint64_t fs_inodes_find_child(fs_inodes *t, uint64_t dir, const char *name);
 /* The id a synthetic name of dir has (or will have); for readdir's d_ino. */
 uint64_t fs_inodes_synth_id(uint64_t dir_nodeid, const fs_synth *s);
 /* After a takeover: an id the table does not hold may be one a previous server gave
@@ -567,16 +570,24 @@ void fs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
  * a mode or owner changed there). Changes made through the shadow update the kernel's
  * copy at once (setattr, mkdir, rmdir answer with the new state); changes made in the
  * real tree are invalidated sooner by the watcher's inotify (inval.c). File contents
- * are never kept (direct_io). A name that does not exist is never kept either. */
+ * are never kept (direct_io). A name that does not exist is never kept either.
+ * Attributes are kept for every object, a file's too (issue 23): each open's LOOKUP
+ * (below) refreshes them and default_permissions judges the open by that fresh copy; a
+ * kept copy can show a stat a stale owner, mode or size between opens, for this long at
+ * most and until the watcher's IN_ATTRIB drops it. Keeping them removes the GETATTR of a
+ * `stat` after a lookup, of `cat`'s fstat and of an open's permission check
+ * (fuse_permission asks once the attributes have timed out): 2 of the 8 requests each
+ * file cost a walk reading every cgroup's memory.current (bench-walk, 7, 2026-12-05). */
 #define FS_CACHE_S 1.0
-/* ... for directories only. A regular file's attributes and name are never kept: its size
- * must be reported afresh at every path walk. Since 6.5 a splice/sendfile read of a
- * direct_io file goes through the page cache (filemap_splice_read); our short reply makes
- * the kernel trim i_size to the content's length (fuse_short_read), and only a LOOKUP or
- * GETATTR reply sets it back to FS_REG_SIZE. With the attributes kept, busybox cat
- * (sendfile) of memory.low printed "10" of "1048576": the length of the previous content
- * (r-cache on 6.12, 2026-12-05). */
-static inline double fs_cache_of(double cache_s, mode_t mode)
+/* A name is kept for directories only: a regular file's name is looked up again at every
+ * path walk, because that LOOKUP is what sets its size back. Since 6.5 a splice/sendfile
+ * read of a direct_io file goes through the page cache (filemap_splice_read, fs/fuse/file.c
+ * fuse_splice_read); our short reply makes the kernel trim i_size to the content's length
+ * (fuse_short_read) and nothing but a LOOKUP or GETATTR reply sets it back to FS_REG_SIZE;
+ * neither open nor the splice asks. With a file's name kept, busybox cat (sendfile) of
+ * memory.low printed "10" of "1048576": the length of the previous content (r-cache on
+ * 6.12, 2026-12-05). Every open walks the path, so that LOOKUP comes first. */
+static inline double fs_entry_cache_of(double cache_s, mode_t mode)
 {
 	return S_ISDIR(mode) ? cache_s : 0.0;
 }

@@ -410,9 +410,9 @@ void fs_inodes_forget(fs_inodes *t, fuse_ino_t id, uint64_t n)
 	node_close(node);
 }
 
-uint64_t fs_inodes_find_synth(fs_inodes *t, dev_t dev, ino_t ino, const fs_synth *s)
+uint64_t fs_inodes_find(fs_inodes *t, dev_t dev, ino_t ino, const fs_synth *s)
 {
-	fs_node k = { .dev = dev, .ino = ino, .tag = s->index + 1 }; /* a key */
+	fs_node k = { .dev = dev, .ino = ino, .tag = s ? s->index + 1 : 0 }; /* a key */
 	g_mutex_lock(&t->lock);
 	fs_node *n = g_hash_table_lookup(t->by_key, &k);
 	uint64_t id = n ? n->nodeid : 0;
@@ -430,6 +430,22 @@ uint64_t fs_inodes_find_dir(fs_inodes *t, uint64_t id)
 	uint64_t got = n && n->is_dir ? n->nodeid : 0;
 	g_mutex_unlock(&t->lock);
 	return got;
+}
+
+uint64_t fs_inodes_find_child(fs_inodes *t, uint64_t dir, const char *name)
+{
+	fs_node k = { .dev = t->root->dev, .ino = (ino_t)dir, .tag = 0 }; /* a key */
+	g_mutex_lock(&t->lock);
+	fs_node *d = dir == t->root->ino ? t->root : g_hash_table_lookup(t->by_key, &k);
+	/* a copy: the node may be forgotten, and its descriptor closed, once the lock is let go */
+	int fd = d && d->is_dir ? fcntl(d->fd, F_DUPFD_CLOEXEC, 3) : -1;
+	g_mutex_unlock(&t->lock);
+	if (fd < 0)
+		return 0;
+	struct stat st;
+	int r = fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW);
+	close(fd);
+	return r == 0 ? fs_inodes_find(t, st.st_dev, st.st_ino, NULL) : 0;
 }
 
 dev_t fs_inodes_dev(fs_inodes *t)

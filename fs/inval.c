@@ -13,10 +13,11 @@
  * fuse_reverse_inval_inode with a negative offset: attributes only):
  *   a subdirectory made, removed or renamed   the name's entry, and the directory's attributes
  *                                             (its link count)
- *   the attributes of a file in the directory  the name's entry (the next walk looks it up
- *                                             again), and the attributes of the directory's
- *                                             synthetic files, which show a real file's
- *                                             owner and mode (synthetic.c)
+ *   the attributes of an object in the         its attributes (a file's or a subdirectory's,
+ *   directory                                  kept FS_CACHE_S like a directory's), and the
+ *                                             attributes of the directory's synthetic files,
+ *                                             which show a real file's owner and mode
+ *                                             (synthetic.c)
  *   the attributes of the directory itself     its attributes (never its entry: a process's
  *                                             working directory or a mount on it stays)
  */
@@ -47,14 +48,17 @@ static void send_item(od_shadowfs *fs, const inval_item *it)
 		fuse_lowlevel_notify_inval_inode(fs->se, node, -1, 0);
 		return;
 	}
-	fuse_lowlevel_notify_inval_entry(fs->se, node, it->name, strlen(it->name));
 	if (!it->attr) {
+		fuse_lowlevel_notify_inval_entry(fs->se, node, it->name, strlen(it->name));
 		fuse_lowlevel_notify_inval_inode(fs->se, node, -1, 0);
 		return;
 	}
+	uint64_t child = fs_inodes_find_child(fs->inodes, it->dir, it->name);
+	if (child)
+		fuse_lowlevel_notify_inval_inode(fs->se, child, -1, 0);
 	bool v1 = fs->opts.v1_layout;
 	for (unsigned i = 0; i < fs_layout_count(v1); i++) {
-		uint64_t id = fs_inodes_find_synth(fs->inodes, fs_inodes_dev(fs->inodes), it->dir,
+		uint64_t id = fs_inodes_find(fs->inodes, fs_inodes_dev(fs->inodes), it->dir,
 						   fs_layout_at(v1, i));
 		if (id)
 			fuse_lowlevel_notify_inval_inode(fs->se, id, -1, 0);

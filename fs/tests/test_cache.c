@@ -105,11 +105,47 @@ Test(cache, a_real_chmod_drops_the_attributes_on_notice)
 	cr_assert_eq(chmod(a, 0700), 0);
 	cr_assert_eq(chmod(f, 0600), 0);
 	cr_assert_eq(mode_of("a"), was, "a directory's attributes are kept by the kernel");
-	cr_assert_eq(mode_of("a/memory.max"), 0600, "a file's never are");
+	cr_assert_eq(mode_of("a/memory.max"), 0600, "a file's name is looked up at every walk");
 	od_shadowfs_real_changed(fs, real_ino("a"), NULL, true);
 	cr_assert(WITHIN_2S(mode_of("a") == 0700), "the notice drops the directory's");
 	cr_assert_eq(chmod(a, was), 0);
 	cr_assert_eq(chmod(f, fwas), 0);
+}
+
+static unsigned fmode_of(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 ? (unsigned)(st.st_mode & 07777) : 0u;
+}
+
+/* A file's attributes are kept too (no GETATTR after its LOOKUP, none for an fstat); a
+ * stat by path stays fresh (the walk looks the name up), an open descriptor's fstat shows
+ * a real change once the watcher's notice names the file. */
+Test(cache, a_files_attributes_are_kept_until_the_notice)
+{
+	SKIP_UNLESS_READY();
+	g_autofree char *f = g_strdup_printf("%s/a/memory.high", fixture);
+	g_autofree char *p = in_mnt("a/memory.high");
+	unsigned was = mode_of("a/memory.high");
+	cr_assert(was);
+	int fd = open(p, O_RDONLY);
+	cr_assert_geq(fd, 0, "open %s: %s", p, strerror(errno));
+	uint64_t l0 = ops("lookup"), g0 = ops("getattr");
+	struct stat st;
+	cr_assert_eq(lstat(p, &st), 0);
+	cr_assert_eq(fmode_of(fd), was);
+	cr_assert_eq(ops("lookup") - l0, 1, "a stat by path looks the file's name up");
+	cr_assert_eq(ops("getattr") - g0, 0, "and neither it nor an fstat asks for attributes");
+
+	cr_assert_eq(chmod(f, 0600), 0);
+	cr_assert_eq(fmode_of(fd), was, "kept by the kernel (the time-out is 60 s)");
+	od_shadowfs_real_changed(fs, real_ino("a"), "memory.cache_nothing", true);
+	cr_assert_eq(fmode_of(fd), was, "a notice naming another file drops nothing of it");
+	od_shadowfs_real_changed(fs, real_ino("a"), "memory.high", true);
+	cr_assert(WITHIN_2S(fmode_of(fd) == 0600), "the notice naming it drops them");
+	cr_assert_eq(mode_of("a/memory.high"), 0600, "and a stat by path agrees");
+	close(fd);
+	cr_assert_eq(chmod(f, was), 0);
 }
 
 /* A read through the page cache (sendfile: busybox cat) trims the kernel's size to what

@@ -1,5 +1,5 @@
-# r-cache (issue 23): the kernel keeps the names and attributes of the shadow's directories for
-# 1 s (FS_CACHE_S, fs/fs_private.h; a regular file's never) and the daemon drops them when its
+# r-cache (issue 23): the kernel keeps the names of the shadow's directories and the attributes of
+# everything for 1 s (FS_CACHE_S, fs/fs_private.h; a file's name never) and the daemon drops them when its
 # inotify sees the real tree change (fs/inval.c). Each change below is made in the real tree right after the shadow's copy was
 # cached (a stat through the shadow), then the shadow is read every 10 ms until it shows the
 # change: it must within the bound (1000 ms), and is expected to much sooner (the figure is
@@ -7,7 +7,10 @@
 #   new     a cgroup made natively: listed and found at the first look (no negative entry)
 #   gone    a cgroup removed natively: stat through the shadow fails
 #   mode    chmod of a cgroup directory; owner: chown of it
-#   fmode   chmod of a file (memory.low) inside a cgroup (never kept: expected at once)
+#   fmode   chmod of a file (memory.low) inside a cgroup, seen by a stat of its path (the name
+#           is looked up at every walk: expected at once)
+#   fdmode  the same seen by fstat of a descriptor open before (the kept attributes: dropped
+#           on the daemon's notice)
 #   perm    default_permissions judges by the cached mode: uid 1000 reads memory.low through
 #           the shadow; chmod 0600 natively; its read is refused within the bound, and root's
 #           read beside it still works
@@ -37,7 +40,7 @@ seen() {
 	figs="$figs $_n=${_ms}ms"
 }
 absent() { ! stat "$1" >/dev/null 2>&1; }
-mode_is() { [ "$(stat -c %a "$1")" = "$2" ]; }
+mode_is() { [ "$(stat -L -c %a "$1")" = "$2" ]; }
 owner_is() { [ "$(stat -c %u:%g "$1")" = "$2" ]; }
 denied() { ! odt asuser 1000 1000 cat "$1" >/dev/null 2>&1; }
 
@@ -69,6 +72,13 @@ chmod 0600 "$P/b/$f"
 seen fmode mode_is "$sp/b/$f" 600
 chmod 0644 "$P/b/$f"
 seen fmode2 mode_is "$sp/b/$f" 644
+exec 9<"$sp/b/$f"
+fd9="/proc/$$/fd/9"
+mode_is "$fd9" 644 || fail "fstat of an open $f: $(stat -L -c %a "$fd9"), not 644"
+chmod 0640 "$P/b/$f"
+seen fdmode mode_is "$fd9" 640
+exec 9<&-
+chmod 0644 "$P/b/$f"
 odt asuser 1000 1000 cat "$sp/b/$f" >/dev/null || fail "uid 1000 cannot read $f (mode 0644 again) through the shadow"
 chmod 0600 "$P/b/$f"
 seen perm denied "$sp/b/$f"
