@@ -9,7 +9,7 @@
 # in the order given; after a FAIL, a hang or a panic the boot ends and a fresh one runs the
 # scenarios left. Prints "PASS|FAIL|SKIP <kernel> <scenario>  <figures or reason>" per scenario
 # and kernel, and a closing "N passed, N failed, N skipped"; exits non-zero on any failure.
-# Serial logs: DIR/sd/serial-<kernel>-<boot>.log.
+# Serial logs: DIR/sd/serial-<kernel>[-s<shard>]-<boot>.log (OOMD_SD_SHARDS below).
 #
 # Environment: OOMD_SD_DEB (the .deb to install; default: scripts/build-deb.sh builds it),
 # OOMD_SD_MEM (MiB, default 2560), OOMD_SD_SMP (default 2), OOMD_SD_PARALLEL (at
@@ -113,14 +113,15 @@ ACCEL="-accel tcg"
 [ "${OOMD_VM_KVM:-0}" = 1 ] && ACCEL="-accel kvm -cpu host"
 . "$TOP/tests/vm/slot.sh"
 
-# boot LABEL N SCENARIOS...: one VM running these scenarios; serial log serial-LABEL-N.log
+# boot UNIT N SCENARIOS...: one VM of UNIT (LABEL, or LABEL-sI for boot I of a kernel's
+# OOMD_SD_SHARDS) running these scenarios; serial log serial-UNIT-N.log
 boot() {
-	label=$1 n=$2
+	unit=$1 label=${1%-s*} n=$2
 	shift 2
 	vmto=$BOOTTO
 	for s in "$@"; do vmto=$((vmto + $(timeout_of "$s") + 20)); done
 	only=$(echo "$@" | tr ' ' ',')
-	log=$OUT/serial-$label-$n.log
+	log=$OUT/serial-$unit-$n.log
 	# shellcheck disable=SC2086
 	vm_slot timeout -k 10 "$vmto" qemu-system-x86_64 $ACCEL -m "${OOMD_SD_MEM:-2560}" -smp "${OOMD_SD_SMP:-2}" \
 		-nographic -no-reboot -nodefaults -serial stdio -nic none \
@@ -131,17 +132,18 @@ boot() {
 		</dev/null >"$log" 2>&1
 }
 
-# run_kernel LABEL: boots until every scenario has a result; results-LABEL.txt
-run_kernel() {
-	label=$1
-	res=$OUT/results-$label.txt
+# run_unit UNIT SCENARIOS...: boots until every one of them has a result; results-UNIT.txt
+run_unit() {
+	unit=$1 label=${1%-s*}
+	shift
+	res=$OUT/results-$unit.txt
 	: >"$res"
-	left=$SCENARIOS n=1 retried=0
-	rm -f "$OUT/notes-$label.txt"
+	left=$* n=1 retried=0
+	rm -f "$OUT/notes-$unit.txt"
 	while [ -n "$left" ]; do
 		rc=0
-		boot "$label" "$n" $left || rc=$?
-		log=$OUT/serial-$label-$n.log
+		boot "$unit" "$n" $left || rc=$?
+		log=$OUT/serial-$unit-$n.log
 		tr -d '\r' <"$log" | grep -ao 'RESULT .*' >>"$res" || true
 		got=$(tr -d '\r' <"$log" | grep -ao 'RESULT .*' | awk '{print $3}' | tr '\n' ' ')
 		rest=''
@@ -153,8 +155,8 @@ run_kernel() {
 			# 0.03 s, "IO-APIC + timer doesn't work!", on a host at load 26), before anything
 			# of ours ran. Boot once more, and say so.
 			retried=1
-			mv "$log" "$OUT/serial-$label-$n.boot-failed.log"
-			echo "NOTE $label: boot $n failed before the runner started (rc $rc$(grep -a -m1 'Kernel panic' "$OUT/serial-$label-$n.boot-failed.log" | tr -d '\r' | sed 's/^\[ *[0-9.]*\] /: /' | cut -c1-100)); booting again" >>"$OUT/notes-$label.txt"
+			mv "$log" "$OUT/serial-$unit-$n.boot-failed.log"
+			echo "NOTE $unit: boot $n failed before the runner started (rc $rc$(grep -a -m1 'Kernel panic' "$OUT/serial-$unit-$n.boot-failed.log" | tr -d '\r' | sed 's/^\[ *[0-9.]*\] /: /' | cut -c1-100)); booting again" >>"$OUT/notes-$unit.txt"
 			n=$((n + 1))
 			continue
 		fi
@@ -180,17 +182,41 @@ run_kernel() {
 	done
 }
 
-say "kernels: $KERNELS; scenarios: $SCENARIOS; logs in $OUT/serial-<kernel>-<boot>.log"
+# OOMD_SD_SHARDS=N (default 1): each kernel's scenarios in N units of about equal length (dealt
+# by the durations CI measured, tests/sd/costs, tests/vm/shard.sh), each its own boots, which the
+# slots run like separate kernels (scripts/test.sh sets 2: a kernel's 14 minutes in one boot left
+# a slot idle at the end of CI's run). Every scenario already runs on a fresh boot after a FAIL,
+# so none depends on another's having run before it.
+shards=${OOMD_SD_SHARDS:-1}
+[ "$shards" -ge 1 ] 2>/dev/null || shards=1
+. "$TOP/tests/vm/shard.sh"
+UNITS=''
+unitvar() { echo "only_$(echo "$1" | tr '.-' '__')"; } # the variable holding a unit's scenarios
+for k in $KERNELS; do
+	i=1
+	for line in $(shard_deal "$shards" "$HERE/costs" "" $SCENARIOS | tr ' ' ',' | sed 's/^$/-/'); do
+		u=$k
+		[ "$shards" = 1 ] || u=$k-s$i
+		[ "$line" = - ] || { UNITS="$UNITS $u"; eval "$(unitvar "$u")=\$line"; }
+		i=$((i + 1))
+	done
+done
+say "kernels: $KERNELS; scenarios: $SCENARIOS; boots:$UNITS; logs in $OUT/serial-<kernel>[-s<shard>]-<boot>.log"
 rm -f "$OUT"/serial-*.log "$OUT"/results-*.txt "$OUT"/notes-*.txt
 par=${OOMD_SD_PARALLEL:-2}
 [ "$par" -ge 1 ] 2>/dev/null || par=1
 pids=''
-for k in $KERNELS; do
+for u in $UNITS; do
 	while [ "$(for p in $pids; do kill -0 "$p" 2>/dev/null && echo x; done | wc -l)" -ge "$par" ]; do sleep 2; done
-	run_kernel "$k" &
+	eval "list=\$$(unitvar "$u")"
+	# shellcheck disable=SC2046
+	run_unit "$u" $(echo "$list" | tr ',' ' ') &
 	pids="$pids $!"
 done
 for p in $pids; do wait "$p" || true; done
+for k in $KERNELS; do # one results file a kernel, for the summary below
+	[ "$shards" = 1 ] || cat "$OUT/results-$k"-s*.txt >"$OUT/results-$k.txt" 2>/dev/null || true
+done
 
 passed=0 failed=0 skipped=0
 : >"$OUT/not-passed.txt" # every FAIL and SKIP line again, for scripts/test.sh's closing lines

@@ -97,6 +97,7 @@ for n in $ONLY; do
 		;;
 	esac
 	echo "RESULT $KERNEL $n $line"
+	echo "oomd-sd: $n took $((end - start)) s" # tests/vm/costs-from-logs.sh
 	[ -z "$stop_after" ] || break
 done
 if [ -n "$stop_after" ]; then

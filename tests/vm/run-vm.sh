@@ -16,10 +16,10 @@
 # every boot also takes one of the host's OOMD_VM_SLOTS, default 2, shared with tests/sd: slot.sh), OOMD_VM_MEM (MiB, default 1024),
 # OOMD_VM_SMP (default 2), OOMD_VM_SCENARIO_TIMEOUT (default per-scenario timeout, 60),
 # OOMD_VM_APPEND (more kernel command-line words, for experiments: e.g. preempt=full).
-# OOMD_VM_SHARDS=N (default 1): each kernel's scenarios in N boots (every Nth scenario in each,
-# those that run first at the head of the first), which the slots run like separate kernels: the
-# CI run (scripts/test.sh) sets 2, so that five or six lumps of 15-20 minutes do not leave one
-# slot idle while the last kernel runs alone.
+# OOMD_VM_SHARDS=N (default 1): each kernel's scenarios in N boots of about equal length (dealt
+# by the durations CI measured, tests/vm/costs, shard.sh; those that run first at the head of the
+# first), which the slots run like separate kernels: the CI run (scripts/test.sh) sets 3, so that
+# no lump of 10-20 minutes leaves one slot idle while the last one runs alone.
 set -eu
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -135,13 +135,13 @@ units_of() { # kernel: its boot units
 	if [ "$shards" = 1 ]; then echo "$1"; else seq 1 "$shards" | sed "s/^/$1-s/"; fi
 }
 kernel_of() { echo "${1%-s*}"; }
-set -- $first
-nfirst=$#
-i=0
-for s in $SCENARIOS; do
-	# the "runs first" ones all at the head of shard 1; the rest dealt out in turn
-	if [ "$i" -lt "$nfirst" ]; then n=1; else n=$(((i - nfirst) % shards + 1)); fi
-	eval "only_$n=\"\${only_$n:-}\${only_$n:+,}$s\""
+# each boot's scenarios: dealt by their CI durations (tests/vm/costs, shard.sh), the "runs
+# first" ones at the head of boot 1
+. "$HERE/shard.sh"
+i=1
+for line in $(shard_deal "$shards" "$HERE/costs" "$first" $SCENARIOS | tr ' ' ',' | sed 's/^$/-/'); do
+	[ "$line" = - ] && line=''
+	eval "only_$i=\"\$line\""
 	i=$((i + 1))
 done
 only_of() { # unit: its comma-separated scenarios
