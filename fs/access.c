@@ -122,29 +122,56 @@ int fs_caller_cgns_write_err(const fs_caller *c, int dirfd, const char *name)
 
 /* ---- open ---- */
 
+/* The attributes the kernel shows for n now: a synthetic file's are those of the real file it
+ * stands for (fs_synth_attr), anything else's its real file's. 0 or errno. */
+static int shown_attr(const fs_node *n, struct stat *st)
+{
+	if (n->syn && !(n->syn->flags & FS_SYN_VIRTUAL))
+		return fs_synth_attr(n->fd, n->syn, st);
+	return fstatat(n->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? errno : 0;
+}
+
+int fs_access_read(fuse_req_t req, const fs_node *n)
+{
+	if (n->as_caller)
+		return 0; /* opened as the opener: the kernel checks it */
+	struct stat st;
+	int r = shown_attr(n, &st);
+	if (r)
+		return r;
+	/* the opener's own ids decide most opens without /proc (acl_permission_check's
+	 * owner, else group, else other class); a refusal by them may still be overridden
+	 * by groups or capabilities, which only the full check knows */
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	mode_t bits = st.st_mode;
+	if (ctx->uid == st.st_uid)
+		bits >>= 6;
+	else if (ctx->gid == st.st_gid)
+		bits >>= 3;
+	if (bits & S_IROTH)
+		return 0;
+	g_autoptr(fs_caller) who = fs_caller_new(req);
+	return fs_caller_permission(who, &st, R_OK);
+}
+
 int fs_access_open(const fs_caller *c, const fs_node *n, int flags, int *write_err)
 {
 	*write_err = 0;
-	int acc = flags & O_ACCMODE;
-	if (acc == O_RDONLY || n->as_caller)
-		return 0; /* reads: the kernel checked the same attributes; as_caller: the kernel checks the opener */
+	if (n->as_caller)
+		return 0; /* the kernel checks the opener */
 	struct stat st;
+	int r = shown_attr(n, &st);
+	if (r)
+		return r;
 	const char *real = NULL; /* the real file whose write rules apply */
 	int dirfd = n->fd;
 	if (n->syn && !(n->syn->flags & FS_SYN_VIRTUAL)) {
-		int r = fs_synth_attr(n->fd, n->syn, &st);
-		if (r)
-			return r;
 		real = n->syn->attr_of;
-	} else {
-		if (fstatat(n->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
-			return errno;
-		if (n->syn) {
-			real = n->syn->name;
-			dirfd = n->cg_dirfd;
-		}
+	} else if (n->syn) {
+		real = n->syn->name;
+		dirfd = n->cg_dirfd;
 	}
-	int r = fs_caller_permission(c, &st, acc == O_RDWR ? R_OK | W_OK : W_OK);
+	r = fs_caller_permission(c, &st, (flags & O_ACCMODE) == O_RDWR ? R_OK | W_OK : W_OK);
 	if (r)
 		return r;
 	if (real)

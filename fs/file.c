@@ -122,7 +122,7 @@ static fs_file *file_open(od_shadowfs *fs, fuse_req_t req, const fs_node *n, int
 	int write_err = 0;
 	/* who is calling matters for writing only: a read opens as the daemon */
 	g_autoptr(fs_caller) who = acc != O_RDONLY ? fs_caller_new(req) : NULL;
-	int r = fs_access_open(who, n, flags, &write_err);
+	int r = who ? fs_access_open(who, n, flags, &write_err) : fs_access_read(req, n);
 	if (r) {
 		*err = r;
 		return NULL;

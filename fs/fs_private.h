@@ -205,12 +205,18 @@ bool fs_caller_capable(const fs_caller *c, int cap);
  * permission: EPERM at its cgroup-namespace root under nsdelegate, EACCES for
  * a nobody, else 0. */
 int fs_caller_cgns_write_err(const fs_caller *c, int dirfd, const char *name);
-/* At open of node n with flags (c may be NULL for a read-only open): 0 or
- * EACCES (the kernel's permission check of the real file the daemon will write
- * for the caller); *write_err is what every write of this open must answer
- * instead (0: none). */
+/* At an open of node n for writing (flags): 0 or EACCES (the kernel's permission check of
+ * the real file the daemon will write for the caller); *write_err is what every write of
+ * this open must answer instead (0: none). */
 struct fs_node;
 int fs_access_open(const fs_caller *c, const struct fs_node *n, int flags, int *write_err);
+/* At a read-only open of node n: 0 or EACCES, judged by the real file's mode now. The kernel
+ * judged the open by the attributes it keeps (FS_CACHE_S), and a reopen through
+ * /proc/PID/fd/N walks no name that would refresh them: a mode the real tree closed a moment
+ * before would still let it read (review of the attribute change, 2026-12-06). The opener's
+ * uid and gid from the request decide at once; /proc (groups, capabilities) is read only
+ * when they refuse. */
+int fs_access_read(fuse_req_t req, const struct fs_node *n);
 /* Extended attributes: a name of the daemon's own (<ns>.oomdelayfs.*), the
  * kernel's xattr_permission() for the caller (0, EPERM, ENODATA, EACCES), and
  * whether listxattr shows the name to the caller. */

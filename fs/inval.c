@@ -19,7 +19,9 @@
  *                                             which show a real file's owner and mode
  *                                             (synthetic.c)
  *   the attributes of the directory itself     its attributes (never its entry: a process's
- *                                             working directory or a mount on it stays)
+ *                                             working directory or a mount on it stays), and
+ *                                             its synthetic files' (cgroup.event_control
+ *                                             shows the directory's owner)
  */
 #include <string.h>
 
@@ -39,6 +41,18 @@ struct fs_inval {
 	GThread *thread;
 };
 
+/* The attributes of directory dir's synthetic files: they show a real file's owner and mode,
+ * or the directory's own (cgroup.event_control, synthetic.c) */
+static void send_synth(od_shadowfs *fs, uint64_t dir)
+{
+	bool v1 = fs->opts.v1_layout;
+	for (unsigned i = 0; i < fs_layout_count(v1); i++) {
+		uint64_t id = fs_inodes_find(fs->inodes, fs_inodes_dev(fs->inodes), dir, fs_layout_at(v1, i));
+		if (id)
+			fuse_lowlevel_notify_inval_inode(fs->se, id, -1, 0);
+	}
+}
+
 static void send_item(od_shadowfs *fs, const inval_item *it)
 {
 	uint64_t node = fs_inodes_find_dir(fs->inodes, it->dir);
@@ -46,6 +60,8 @@ static void send_item(od_shadowfs *fs, const inval_item *it)
 		return; /* the kernel has nothing of it */
 	if (!it->has_name) {
 		fuse_lowlevel_notify_inval_inode(fs->se, node, -1, 0);
+		if (it->attr)
+			send_synth(fs, it->dir);
 		return;
 	}
 	if (!it->attr) {
@@ -56,13 +72,7 @@ static void send_item(od_shadowfs *fs, const inval_item *it)
 	uint64_t child = fs_inodes_find_child(fs->inodes, it->dir, it->name);
 	if (child)
 		fuse_lowlevel_notify_inval_inode(fs->se, child, -1, 0);
-	bool v1 = fs->opts.v1_layout;
-	for (unsigned i = 0; i < fs_layout_count(v1); i++) {
-		uint64_t id = fs_inodes_find(fs->inodes, fs_inodes_dev(fs->inodes), it->dir,
-						   fs_layout_at(v1, i));
-		if (id)
-			fuse_lowlevel_notify_inval_inode(fs->se, id, -1, 0);
-	}
+	send_synth(fs, it->dir);
 }
 
 static gpointer inval_thread(gpointer data)

@@ -8,6 +8,8 @@
 #include <fcntl.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <grp.h>
 #include <unistd.h>
 
 #include "fixture.h"
@@ -139,7 +141,8 @@ Test(cache, a_files_attributes_are_kept_until_the_notice)
 
 	cr_assert_eq(chmod(f, 0600), 0);
 	cr_assert_eq(fmode_of(fd), was, "kept by the kernel (the time-out is 60 s)");
-	od_shadowfs_real_changed(fs, real_ino("a"), "memory.cache_nothing", true);
+	od_shadowfs_real_changed(fs, real_ino("a"), "memory.max", true);
+	g_usleep(300000); /* the invalidator is a thread: time to have sent what it would */
 	cr_assert_eq(fmode_of(fd), was, "a notice naming another file drops nothing of it");
 	od_shadowfs_real_changed(fs, real_ino("a"), "memory.high", true);
 	cr_assert(WITHIN_2S(fmode_of(fd) == 0600), "the notice naming it drops them");
@@ -219,4 +222,60 @@ Test(cache, roots_unused_file_names_are_swept, .timeout = 30)
 	g_autofree char *p0 = in_mnt("a/f000");
 	struct stat st;
 	cr_assert_eq(stat(p0, &st), 0, "a swept name is looked up again");
+}
+
+/* A read-only reopen through /proc/self/fd walks no name, so the kernel judges it by the kept
+ * mode: the daemon judges it again by the real file's (fs_access_read). Root's O_PATH
+ * descriptor of a file uid 1000 may read; the real tree then closes the file to it; uid
+ * 1000's reopen is refused, and root's beside it works. */
+Test(cache, a_reopen_through_proc_is_judged_by_the_real_mode)
+{
+	SKIP_UNLESS_READY();
+	g_autofree char *f = g_strdup_printf("%s/a/memory.high", fixture);
+	g_autofree char *p = in_mnt("a/memory.high");
+	cr_assert_eq(chmod(f, 0644), 0);
+	struct stat st;
+	cr_assert_eq(stat(p, &st), 0);
+	int pfd = open(p, O_PATH);
+	cr_assert_geq(pfd, 0, "O_PATH %s: %s", p, strerror(errno));
+	cr_assert_eq(chmod(f, 0600), 0);
+	g_autofree char *via = g_strdup_printf("/proc/self/fd/%d", pfd);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		if (setgroups(0, NULL) < 0 || setresgid(1000, 1000, 1000) < 0 || setresuid(1000, 1000, 1000) < 0)
+			_exit(2);
+		int fd = open(via, O_RDONLY);
+		_exit(fd >= 0 ? 0 : errno == EACCES ? 1 : 3);
+	}
+	int ws;
+	cr_assert_eq(waitpid(pid, &ws, 0), pid);
+	cr_assert(WIFEXITED(ws));
+	cr_assert_eq(WEXITSTATUS(ws), 1, "uid 1000's reopen of a 0600 root file: exit %d (0: it read, 3: not EACCES)",
+		     WEXITSTATUS(ws));
+	int fd = open(via, O_RDONLY);
+	cr_assert_geq(fd, 0, "root's reopen: %s", strerror(errno));
+	close(fd);
+	close(pfd);
+	cr_assert_eq(chmod(f, 0644), 0);
+}
+
+/* cgroup.event_control shows its directory's owner: a chown of the directory alone (its
+ * own IN_ATTRIB, no name) drops the synthetic file's attributes too. */
+Test(cache, a_directory_chown_reaches_its_synthetic_files)
+{
+	SKIP_UNLESS_READY();
+	g_autofree char *a = g_strdup_printf("%s/a", fixture);
+	g_autofree char *p = in_mnt("a/cgroup.event_control");
+	int fd = open(p, O_RDONLY);
+	cr_assert_geq(fd, 0, "open %s: %s", p, strerror(errno));
+	struct stat st;
+	cr_assert_eq(fstat(fd, &st), 0);
+	uid_t was = st.st_uid;
+	cr_assert_eq(chown(a, 1000, 1000), 0);
+	od_shadowfs_real_changed(fs, real_ino("a"), NULL, true);
+	cr_assert(WITHIN_2S(fstat(fd, &st) == 0 && st.st_uid == 1000), "event_control still shows uid %u",
+		  (unsigned)st.st_uid);
+	close(fd);
+	cr_assert_eq(chown(a, was, was), 0);
 }

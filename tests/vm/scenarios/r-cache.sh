@@ -77,6 +77,8 @@ fd9="/proc/$$/fd/9"
 mode_is "$fd9" 644 || fail "fstat of an open $f: $(stat -L -c %a "$fd9"), not 644"
 chmod 0640 "$P/b/$f"
 seen fdmode mode_is "$fd9" 640
+# the time-out alone would show it at about the bound: well under it is the notice's doing
+[ "$_ms" -le $((BOUND / 2)) ] || fail "fdmode: seen after $_ms ms: the watcher's notice did not drop the file's kept attributes, only the time-out did"
 exec 9<&-
 chmod 0644 "$P/b/$f"
 odt asuser 1000 1000 cat "$sp/b/$f" >/dev/null || fail "uid 1000 cannot read $f (mode 0644 again) through the shadow"
