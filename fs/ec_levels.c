@@ -270,6 +270,7 @@ static uint64_t event_floor(lv_cg *g, bool rebase)
  * then, and after a threshold was added, only then). */
 static void sample(fs_evctl *e, GPtrArray *cgs, bool events)
 {
+	const uint64_t slack = OD_THR_STOCK_PAGES * (uint64_t)sysconf(_SC_PAGESIZE);
 	for (guint i = 0; i < cgs->len; i++) {
 		lv_cg *g = g_ptr_array_index(cgs, i);
 		uint64_t u[2], floor = 0;
@@ -289,7 +290,9 @@ static void sample(fs_evctl *e, GPtrArray *cgs, bool events)
 		 * apex is checked first, so it must be a value reached before the usage read.
 		 * Read after it, a usage still growing gave a rise above the usage just read:
 		 * a crossing up and a false one down, then up again at the next sample (6.12,
-		 * d-v1perm in CI: an 8M threshold heard 4 signals for one 24 MiB hog). */
+		 * d-v1perm in CI: an 8M threshold heard 4 signals for one 24 MiB hog). Read
+		 * before it, the peak may still be above the usage by the charge stock this very
+		 * read drained: the slack (od_thr_check_apex). */
 		uint64_t pk, apex = 0;
 		bool pk_ok = has[0] && !g->is_root && od_kio_read_u64(g->dirfd, "memory.peak", &pk) == 0;
 		for (int s = 0; s < 2; s++)
@@ -308,7 +311,7 @@ static void sample(fs_evctl *e, GPtrArray *cgs, bool events)
 			 * limit event's floor, memory.peak's rise), then down to the usage read: v1
 			 * signalled both. Not for a threshold added since the counters were read. */
 			uint64_t up = MAX(floor, s == 0 ? apex : 0);
-			od_thr_check_apex(g->thr[s], g->ev_stale ? 0 : up, u[s], &crossed, &n);
+			od_thr_check_apex(g->thr[s], g->ev_stale ? 0 : up, u[s], slack, &crossed, &n);
 			queue_keys_locked(e, g->id, crossed, n);
 			g_free(crossed);
 		}

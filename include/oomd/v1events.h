@@ -57,9 +57,17 @@ typedef struct {
  * or 0 if it proves none (the first reading only records). */
 uint64_t od_thr_peak_apex(od_thr_peak *p, uint64_t peak);
 /* od_thr_check at apex first when it is above usage (its upward crossings, which v1
- * signalled as the usage rose), then at usage (the downward ones). */
-void od_thr_check_apex(od_thresholds *t, uint64_t apex, uint64_t usage, uint64_t **crossed,
-		       size_t *n);
+ * signalled as the usage rose), then at usage (the downward ones), unless usage is under
+ * apex by slack or less: that gap is the charge stock the sample's own reads gave back, not
+ * a fall. memory.peak is read first, and reading a kernfs file charges its buffer to the
+ * daemon's cgroup, which on the hog's CPU drains the hog's per-CPU stock (up to
+ * MEMCG_CHARGE_BATCH pages precharged into its page counter) before memory.current is read:
+ * an 8M threshold the rise had just crossed was heard crossed down at once and up again at
+ * the next sample (d-v1perm, 6.12, CI 2026-12-06: 4 signals for one 24 MiB hog, native v1 2). */
+void od_thr_check_apex(od_thresholds *t, uint64_t apex, uint64_t usage, uint64_t slack,
+		       uint64_t **crossed, size_t *n);
+/* The slack of a sampled usage: one CPU's charge stock, MEMCG_CHARGE_BATCH (64) pages. */
+#define OD_THR_STOCK_PAGES 64
 
 /* How often the daemon samples the usage of cgroups that have thresholds (ms); v1
  * checked every THRESHOLDS_EVENTS_TARGET (128) page charges and uncharges. */

@@ -63,24 +63,48 @@ Test(thresholds, an_excursion_between_samples_is_heard_from_memory_peak)
 	od_thr_add(t, 1, 16 * MiB, 4 * MiB, &got, &ngot);
 	od_thr_add(t, 2, 64 * MiB, 4 * MiB, &got, &ngot);
 	cr_assert_eq(od_thr_peak_apex(&pk, 4 * MiB), 0, "the first reading only records");
-	od_thr_check_apex(t, 0, 4 * MiB, &got, &ngot);
+	od_thr_check_apex(t, 0, 4 * MiB, 0, &got, &ngot);
 	cr_assert_eq(ngot, 0);
 	uint64_t apex = od_thr_peak_apex(&pk, 32 * MiB);
 	cr_assert_eq(apex, 32 * MiB);
-	od_thr_check_apex(t, apex, 2 * MiB, &got, &ngot);
+	od_thr_check_apex(t, apex, 2 * MiB, 0, &got, &ngot);
 	cr_assert_eq(ngot, 2, "16M crossed up and back down: %zu signals", ngot);
 	cr_assert(got[0] == 1 && got[1] == 1);
 	cr_assert(!heard(2), "64M was never reached");
 	/* the same peak again proves nothing new: nothing heard, the position unchanged */
 	cr_assert_eq(od_thr_peak_apex(&pk, 32 * MiB), 0);
-	od_thr_check_apex(t, 0, 2 * MiB, &got, &ngot);
+	od_thr_check_apex(t, 0, 2 * MiB, 0, &got, &ngot);
 	cr_assert_eq(ngot, 2);
 	/* a lower reading (6.12: a descriptor's reset) is not a rise either */
 	cr_assert_eq(od_thr_peak_apex(&pk, 8 * MiB), 0);
 	/* an apex the usage is still at: one upward signal, none downward */
 	apex = od_thr_peak_apex(&pk, 40 * MiB);
-	od_thr_check_apex(t, apex, 40 * MiB, &got, &ngot);
+	od_thr_check_apex(t, apex, 40 * MiB, 0, &got, &ngot);
 	cr_assert_eq(ngot, 3);
+	od_thr_free(t);
+	reset();
+}
+
+/* A reading just after a rise across 8M, the stock given back by the sample's own read in
+ * between: memory.peak proves 8M + 4 KiB, the usage reads 200 KiB under 8M. One signal up,
+ * none down; the same reading with no rise behind it (stable) is heard as v1 would, and so is a
+ * fall from a peak by more than the stock. */
+Test(thresholds, the_stock_a_sample_drains_is_not_a_fall)
+{
+	const uint64_t slack = OD_THR_STOCK_PAGES * 4096;
+	od_thresholds *t = od_thr_new();
+	reset();
+	od_thr_add(t, 1, 8 * MiB, 1 * MiB, &got, &ngot);
+	od_thr_check_apex(t, 8 * MiB + 4096, 8 * MiB - 200 * 1024, slack, &got, &ngot);
+	cr_assert_eq(ngot, 1, "one crossing up, no false one down: %zu signals", ngot);
+	od_thr_check_apex(t, 0, 8 * MiB + 100 * 1024, slack, &got, &ngot);
+	cr_assert_eq(ngot, 1, "still above: nothing more");
+	od_thr_check_apex(t, 0, 8 * MiB - 4096, slack, &got, &ngot);
+	cr_assert_eq(ngot, 2, "a page under it with no rise behind the reading: crossed down");
+	od_thr_check_apex(t, 8 * MiB + 4096, 8 * MiB - 4096, slack, &got, &ngot);
+	cr_assert_eq(ngot, 3, "up to the peak: crossed up; a page under it again is within the stock");
+	od_thr_check_apex(t, 8 * MiB + slack + 8192, 8 * MiB - 4096, slack, &got, &ngot);
+	cr_assert_eq(ngot, 4, "from a peak more than the stock above: a fall, crossed down");
 	od_thr_free(t);
 	reset();
 }
