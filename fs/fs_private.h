@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <poll.h>
+#include <signal.h>
 #include <pthread.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -24,6 +25,11 @@
 
 /* kernfs' default poll mask; also what a synthetic file reports when idle */
 #define FS_POLL_DEFAULT (POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM)
+
+/* Interrupts a wait of the loop's thread or a worker's (its handler does nothing and has no
+ * SA_RESTART; installed by od_shadowfs_run, unblocked in the loop thread and the workers it
+ * starts). Not used elsewhere in the daemon (ec_signal.c has SIGRTMIN + 7). */
+#define FS_WAKE_SIGNAL (SIGRTMIN + 6)
 
 /* ---- synthetic and virtualised files (synthetic.c) ---- */
 
@@ -399,9 +405,11 @@ struct od_shadowfs {
 	gint exiting_done;  /* od_shadowfs_free: the waker stops */
 	GMutex wake_lock;   /* running 1 -> 2 vs. the waker's pthread_kill */
 	/* fuse_io.c: a stop drains the workers first */
-	int io_stop_efd;    /* readable once the stop began; -1 without custom I/O */
+	bool io_installed;
 	gint io_stopping;
 	gint io_busy;       /* workers holding a request (or about to read one) */
+	GMutex io_lock;     /* guards io_readers */
+	GArray *io_readers; /* pthread_t of each worker reading a cloned descriptor */
 	/* open files and directories the kernel has not released yet; whatever is
 	 * left when the loop ends is closed by od_shadowfs_free() */
 	GMutex handles_lock;

@@ -2,9 +2,9 @@
 #include "fuse_io.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
-#include <sys/eventfd.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -15,13 +15,29 @@
  * request (an idle worker beyond FS_IDLE_THREADS ends without reading again). */
 static void holder_gone(gpointer data);
 static GPrivate holding = G_PRIVATE_INIT(holder_gone);
-/* The cloned descriptor this worker made non-blocking (libfuse gives each worker one). */
-static __thread int nonblocking_fd = -1;
+/* Set (to the session) once this worker is in io_readers: the destructor takes it out when
+ * the worker ends (libfuse ends idle ones, and cancels all at the loop's end). */
+static void reader_gone(gpointer data);
+static GPrivate reading = G_PRIVATE_INIT(reader_gone);
 
 static void holder_gone(gpointer data)
 {
 	od_shadowfs *fs = data;
 	g_atomic_int_add(&fs->io_busy, -1);
+}
+
+static void reader_gone(gpointer data)
+{
+	od_shadowfs *fs = data;
+	pthread_t self = pthread_self();
+	g_mutex_lock(&fs->io_lock);
+	for (guint i = 0; i < fs->io_readers->len; i++) {
+		if (pthread_equal(g_array_index(fs->io_readers, pthread_t, i), self)) {
+			g_array_remove_index_fast(fs->io_readers, i);
+			break;
+		}
+	}
+	g_mutex_unlock(&fs->io_lock);
 }
 
 static void come_back(void)
@@ -47,11 +63,19 @@ static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
 	come_back();
 	if (fd == fuse_session_fd(fs->se))
 		return read(fd, buf, len); /* shared with a successor: see fuse_io.h */
-	if (fd != nonblocking_fd) {
-		int fl = fcntl(fd, F_GETFL);
-		if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
-			return read(fd, buf, len); /* served as before, undrained, not ended */
-		nonblocking_fd = fd;
+	sigset_t wake;
+	sigemptyset(&wake);
+	sigaddset(&wake, FS_WAKE_SIGNAL);
+	if (!g_private_get(&reading)) {
+		/* the drain's signal may interrupt this worker's read(2) and nothing else: a
+		 * handler's own waits (a memory.max write's reclaim stops at a pending signal,
+		 * mm/memcontrol.c memory_max_write) never see it */
+		pthread_sigmask(SIG_BLOCK, &wake, NULL);
+		pthread_t self = pthread_self();
+		g_mutex_lock(&fs->io_lock);
+		g_array_append_val(fs->io_readers, self);
+		g_mutex_unlock(&fs->io_lock);
+		g_private_set(&reading, fs);
 	}
 	for (;;) {
 		/* counted before the look at the flag: the drain sets the flag, then counts */
@@ -60,22 +84,22 @@ static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
 			g_atomic_int_add(&fs->io_busy, -1);
 			park();
 		}
-		/* a request waiting is read at once (one system call, as a blocking read);
-		 * only an empty queue costs the poll */
+		/* a signal the drain sent meanwhile is taken here, before the read: the drain's
+		 * next round interrupts the read itself */
+		pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
 		ssize_t n = read(fd, buf, len);
+		int e = errno;
+		pthread_sigmask(SIG_BLOCK, &wake, NULL);
 		if (n > 0) {
 			g_private_set(&holding, fs);
 			return n;
 		}
-		int e = errno;
 		g_atomic_int_add(&fs->io_busy, -1);
-		if (n == 0 || (e != EAGAIN && e != EINTR)) {
+		if (n == 0 || e != EINTR) {
 			errno = e;
 			return n; /* ENODEV (unmounted) and the like: libfuse ends the session */
 		}
-		struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = fs->io_stop_efd, .events = POLLIN } };
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
-			return -1;
+		/* EINTR: the drain's FS_WAKE_SIGNAL (or the loop's waker): look at the flag */
 	}
 }
 
@@ -87,36 +111,47 @@ static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
 
 int fs_io_install(od_shadowfs *fs)
 {
-	fs->io_stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (fs->io_stop_efd < 0)
-		return errno;
 	static const struct fuse_custom_io io = { .read = io_read, .writev = io_writev };
+	g_mutex_init(&fs->io_lock);
+	fs->io_readers = g_array_new(FALSE, FALSE, sizeof(pthread_t));
 	int r = fuse_session_custom_io(fs->se, &io, fuse_session_fd(fs->se));
 	if (r < 0) {
-		close(fs->io_stop_efd);
-		fs->io_stop_efd = -1;
+		g_array_unref(fs->io_readers);
+		fs->io_readers = NULL;
+		g_mutex_clear(&fs->io_lock);
 		return -r;
 	}
+	fs->io_installed = true;
 	return 0;
+}
+
+/* Interrupts the read of every worker waiting in one (a worker about to read sees the flag
+ * first, or is interrupted by the next round). */
+static void wake_readers(od_shadowfs *fs)
+{
+	g_mutex_lock(&fs->io_lock);
+	for (guint i = 0; i < fs->io_readers->len; i++)
+		pthread_kill(g_array_index(fs->io_readers, pthread_t, i), FS_WAKE_SIGNAL);
+	g_mutex_unlock(&fs->io_lock);
 }
 
 bool fs_io_drain(od_shadowfs *fs)
 {
-	if (fs->io_stop_efd < 0)
+	if (!fs->io_installed)
 		return true;
 	g_atomic_int_set(&fs->io_stopping, 1);
-	uint64_t one = 1;
-	if (write(fs->io_stop_efd, &one, sizeof one) < 0) {
-		/* cannot fail on a fresh eventfd; the workers still see the flag at their next poll */
-	}
-	gint64 until = g_get_monotonic_time() + FS_IO_DRAIN_MS * G_TIME_SPAN_MILLISECOND;
-	while (g_atomic_int_get(&fs->io_busy) > 0) {
+	gint64 start = g_get_monotonic_time();
+	gint64 until = start + FS_IO_DRAIN_MS * G_TIME_SPAN_MILLISECOND;
+	for (unsigned round = 0; g_atomic_int_get(&fs->io_busy) > 0; round++) {
 		if (g_get_monotonic_time() > until) {
 			g_warning("stopping: %d FUSE requests still being answered after %d ms; a request "
 				  "taken but not answered fails for its caller",
 				  g_atomic_int_get(&fs->io_busy), FS_IO_DRAIN_MS);
 			return false;
 		}
+		/* every 10 ms: a signal sent just before a worker entered read(2) woke nothing */
+		if (round % 10 == 0)
+			wake_readers(fs);
 		g_usleep(1000);
 	}
 	return true;
@@ -124,7 +159,10 @@ bool fs_io_drain(od_shadowfs *fs)
 
 void fs_io_free(od_shadowfs *fs)
 {
-	if (fs->io_stop_efd >= 0)
-		close(fs->io_stop_efd);
-	fs->io_stop_efd = -1;
+	if (!fs->io_installed)
+		return;
+	fs->io_installed = false;
+	g_array_unref(fs->io_readers);
+	fs->io_readers = NULL;
+	g_mutex_clear(&fs->io_lock);
 }

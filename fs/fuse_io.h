@@ -12,11 +12,16 @@
  * waiting for a request is woken and parked, every worker holding one finishes it, and only
  * then is the session told to exit (session.c).
  *
- * Workers on a cloned descriptor (one each, not shared with anyone) poll it beside the
- * drain's eventfd and read it non-blocking. The session's own descriptor, shared with the
- * service manager's fd store and a successor, keeps its blocking reads (its flags are the
- * successor's too); it is used only where the kernel resends unanswered requests to a
- * successor anyway (takeover.c, fs_survival_clone_fd).
+ * Workers read their cloned descriptors blocking, as libfuse does: the kernel wakes one
+ * waiting reader a request (fuse_dev_do_read waits exclusively). The drain wakes the
+ * waiting ones with FS_WAKE_SIGNAL (their read returns EINTR, no request taken) and
+ * parks them; a worker blocks that signal except around its read, so it interrupts
+ * nothing a request's handler waits for. A poll of the descriptor beside an eventfd (the first form of the drain,
+ * 2026-12-06) woke every idle worker at every request, since poll waits are not exclusive:
+ * each request cost the idle workers a wake-up, a failed read and a poll more. The
+ * session's own descriptor, shared with the service manager's fd store and a successor, is
+ * read as before and not drained; it is used only where the kernel resends unanswered
+ * requests to a successor anyway (takeover.c, fs_survival_clone_fd).
  *
  * fs_io_install: main thread, after the mount or the takeover of the connection, before
  * the loop; 0 or a positive errno. fs_io_drain: main thread, once, before

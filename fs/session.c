@@ -39,8 +39,6 @@
  * is unmapped; its stack joins glibc's cache of stacks (40 MiB, five 8 MiB stacks) or is
  * unmapped too. A later burst starts workers again. */
 #define FS_IDLE_THREADS 4
-/* Not used elsewhere in the daemon (ec_signal.c has SIGRTMIN + 7). */
-#define FS_WAKE_SIGNAL (SIGRTMIN + 6)
 #define FS_WAKE_EVERY_US 20000
 
 void od_shadowfs_opts_defaults(od_shadowfs_opts *o)
@@ -128,7 +126,6 @@ od_shadowfs *od_shadowfs_new(int root_fd, const char *mountpoint, od_controller 
 	close(probe);
 
 	od_shadowfs *fs = g_new0(od_shadowfs, 1);
-	fs->io_stop_efd = -1;
 	fs->ctl = ctl;
 	fs->opts = *o;
 	if (!fs->opts.zygote) /* the fs tests: the daemon brings its own (main.c) */
@@ -233,7 +230,7 @@ fail_kept:
 
 static void on_wake(int sig)
 {
-	(void)sig; /* its only purpose is to interrupt the loop's sem_wait() */
+	(void)sig; /* its only purpose is to interrupt a wait: the loop's sem_wait(), a worker's read */
 }
 
 int od_shadowfs_run(od_shadowfs *fs)
