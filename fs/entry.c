@@ -56,7 +56,7 @@ static const fs_synth *synth_of(const od_shadowfs *fs, const fs_node *dir, const
 	return fs_layout_present(v1, s, fs_memcg_kind_of(dir->fd, dir->cg_is_root), dir->fd) ? s : NULL;
 }
 
-static void fs_entry_timeouts(const od_shadowfs *fs, struct fuse_entry_param *e)
+static void set_timeouts(const od_shadowfs *fs, struct fuse_entry_param *e)
 {
 	e->entry_timeout = fs_entry_cache_of(fs->opts.cache_s, e->attr.st_mode);
 	e->attr_timeout = fs->opts.cache_s;
@@ -81,7 +81,7 @@ int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, uid_t uid,
 			return err;
 		e->ino = n->nodeid;
 		e->attr.st_ino = n->nodeid;
-		fs_entry_timeouts(fs, e); /* a regular file: its attributes only */
+		set_timeouts(fs, e); /* a regular file: its attributes only */
 		return 0;
 	}
 
@@ -93,7 +93,7 @@ int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, uid_t uid,
 	fs_node *known = fs_inodes_ref_known(fs->inodes, &e->attr);
 	if (known) {
 		e->ino = known->nodeid;
-		fs_entry_timeouts(fs, e);
+		set_timeouts(fs, e);
 		kernel_facing_size(&e->attr);
 		return 0;
 	}
@@ -119,7 +119,7 @@ int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, uid_t uid,
 	if (!n)
 		return err;
 	e->ino = n->nodeid;
-	fs_entry_timeouts(fs, e);
+	set_timeouts(fs, e);
 	kernel_facing_size(&e->attr);
 	return 0;
 }
