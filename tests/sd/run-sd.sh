@@ -12,8 +12,9 @@
 # Serial logs: DIR/sd/serial-<kernel>[-s<shard>]-<boot>.log (OOMD_SD_SHARDS below).
 #
 # Environment: OOMD_SD_DEB (the .deb to install; default: scripts/build-deb.sh builds it),
-# OOMD_SD_MEM (MiB, default 2560), OOMD_SD_SMP (default 2), OOMD_SD_PARALLEL (at
-# most N kernels' VMs at once, default 2; each boot also takes one of the host's
+# OOMD_SD_MEM (MiB, default 2560), OOMD_SD_SMP (default 2), OOMD_SD_SHARDS (each kernel's
+# scenarios in N units of boots, default 1: below), OOMD_SD_PARALLEL (at
+# most N kernels' (units') VMs at once, default 2; each boot also takes one of the host's
 # OOMD_VM_SLOTS, default 2, shared with tests/vm: tests/vm/slot.sh), OOMD_SD_BOOT_TIMEOUT (seconds a boot may take until
 # the runner starts, default 300), OOMD_SD_SCENARIO_TIMEOUT (default per-scenario time-out, 120),
 # OOMD_SD_APPEND (more kernel command-line words), OOMD_SD_CACHE, OOMD_KERNEL_CACHE, OOMD_VM_KVM=1.
