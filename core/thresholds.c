@@ -47,21 +47,15 @@ static void push(uint64_t **out, size_t *n, uint64_t key)
 	(*out)[(*n)++] = key;
 }
 
-/* down: the entries above it are crossed downwards; up: those at or below it upwards */
-static void move(od_thresholds *t, uint64_t down, uint64_t up, uint64_t **crossed, size_t *n)
+void od_thr_check(od_thresholds *t, uint64_t usage, uint64_t **crossed, size_t *n)
 {
 	gssize i = t->current;
 	entry *e = (entry *)t->e->data;
-	for (; i >= 0 && e[i].threshold > down; i--)
+	for (; i >= 0 && e[i].threshold > usage; i--)
 		push(crossed, n, e[i].key);
-	for (i++; i < (gssize)t->e->len && e[i].threshold <= up; i++)
+	for (i++; i < (gssize)t->e->len && e[i].threshold <= usage; i++)
 		push(crossed, n, e[i].key);
 	t->current = i - 1;
-}
-
-void od_thr_check(od_thresholds *t, uint64_t usage, uint64_t **crossed, size_t *n)
-{
-	move(t, usage, usage, crossed, n);
 }
 
 uint64_t od_thr_peak_apex(od_thr_peak *p, uint64_t peak)
@@ -77,11 +71,11 @@ void od_thr_check_apex(od_thresholds *t, uint64_t apex, uint64_t usage, uint64_t
 		       uint64_t **crossed, size_t *n)
 {
 	if (apex > usage) {
-		move(t, apex, apex, crossed, n);
+		od_thr_check(t, apex, crossed, n);
 		if (apex - usage <= slack)
 			return; /* the stock the reading itself drained, not a fall (v1events.h) */
 	}
-	move(t, usage, usage, crossed, n);
+	od_thr_check(t, usage, crossed, n);
 }
 
 void od_thr_add(od_thresholds *t, uint64_t key, uint64_t threshold, uint64_t usage,

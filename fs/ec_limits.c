@@ -75,7 +75,6 @@ int ec_limit_counts(int dirfd, const char *file, uint64_t out[OD_VMP_NEVENTS])
 	return -1;
 }
 
-
 static ec_limit_watch *find_key(ec_limits *x, gpointer key)
 {
 	GHashTableIter it;
