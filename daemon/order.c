@@ -22,6 +22,7 @@ struct od_order {
 	GCond qcond;
 	od_batch *head, *tail;
 	int pending; /* batches linked (any kind) */
+	int draining; /* threads in od_order_drain */
 	int killers_idle; /* urgent_only takers waiting for a kill */
 	bool stopping;
 	od_pooled_batch *pool;
@@ -196,7 +197,11 @@ void od_order_done(od_order *q, od_batch *b)
 		b->next = q->free_batches;
 		q->free_batches = b;
 	}
-	g_cond_broadcast(&q->qcond);
+	/* Only a batch behind this one (waiting for its turn, or to be taken), a stop or a
+	 * drain can be waiting for this: with the queue empty the idle actuators stay asleep
+	 * (each limit write woke all four for nothing, x-write-strace 2026-12-06). */
+	if (q->head || q->stopping || q->draining)
+		g_cond_broadcast(&q->qcond);
 	g_mutex_unlock(&q->qlock);
 	if (b->heap)
 		g_free(b);
@@ -263,7 +268,9 @@ void od_order_kick(od_order *q)
 void od_order_drain(od_order *q)
 {
 	g_mutex_lock(&q->qlock);
+	q->draining++;
 	while (q->pending > 0)
 		g_cond_wait(&q->qcond, &q->qlock);
+	q->draining--;
 	g_mutex_unlock(&q->qlock);
 }

@@ -189,6 +189,12 @@ bool fs_xattr_is_ours(const char *name)
 	return dot && g_str_has_prefix(dot + 1, "oomdelayfs.");
 }
 
+bool fs_xattr_needs_caller(const char *name, int mask)
+{
+	return (mask & W_OK) ||
+	       !(g_str_has_prefix(name, "security.") || g_str_has_prefix(name, "system."));
+}
+
 int fs_xattr_permission(const fs_caller *c, const struct stat *st, const char *name, int mask)
 {
 	if (fs_xattr_is_ours(name))

@@ -32,30 +32,63 @@
 
 #include "fs_private.h"
 
-/* The inode of ns/<name> at dirfd (a /proc/<tid> directory); 0 when unreadable. */
-static ino_t ns_ino_at(int dirfd, const char *name, dev_t *dev)
+/* The device and inode of ns/<name> at dirfd (a /proc/<tid> directory); false when
+ * unreadable. */
+static bool ns_id_at(int dirfd, const char *name, dev_t *dev, ino_t *ino)
 {
 	char path[32];
 	snprintf(path, sizeof path, "ns/%s", name);
 	struct stat st;
 	if (fstatat(dirfd, path, &st, 0) < 0)
-		return 0;
-	if (dev)
-		*dev = st.st_dev;
-	return st.st_ino;
+		return false;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return true;
 }
 
-static bool same_ns(int dirfd, const char *name)
+/* The daemon's own namespaces, read once: its workers never leave them but for the
+ * span of one fs_caller_open (cgns_enter/cgns_leave on that thread, never meanwhile
+ * here), and the daemon never unshares. Reading them per caller was 3 more procfs
+ * lookups per open for writing (x-write-strace, 2026-12-06). */
+enum { NS_PID, NS_USER, NS_CGROUP, NS_COUNT };
+static const char *const ns_names[NS_COUNT] = { "pid", "user", "cgroup" };
+typedef struct {
+	bool ok;
+	dev_t dev;
+	ino_t ino;
+} ns_id;
+
+static gpointer read_own_ns(gpointer data)
 {
-	dev_t a = 0, b = 0;
-	ino_t theirs = ns_ino_at(dirfd, name, &a);
-	char self[64];
-	snprintf(self, sizeof self, "/proc/thread-self/ns/%s", name);
-	struct stat st;
-	if (!theirs || stat(self, &st) < 0)
-		return false;
-	b = st.st_dev;
-	return theirs == st.st_ino && a == b;
+	ns_id *own = data;
+	int self = open("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	for (int i = 0; i < NS_COUNT && self >= 0; i++)
+		own[i].ok = ns_id_at(self, ns_names[i], &own[i].dev, &own[i].ino);
+	if (self >= 0)
+		close(self);
+	return own;
+}
+
+static const ns_id *own_ns(void)
+{
+	static ns_id own[NS_COUNT];
+	static GOnce once = G_ONCE_INIT;
+	return g_once(&once, read_own_ns, own);
+}
+
+/* The caller's namespace i at procfd: its inode (0 when unreadable), and whether it
+ * is the daemon's own (false when either is unknown). */
+static ino_t caller_ns(int procfd, int i, bool *ours)
+{
+	dev_t dev;
+	ino_t ino;
+	const ns_id *own = &own_ns()[i];
+	if (!ns_id_at(procfd, ns_names[i], &dev, &ino)) {
+		*ours = false;
+		return 0;
+	}
+	*ours = own->ok && own->dev == dev && own->ino == ino;
+	return ino;
 }
 
 /* Where the value of "<key>" starts in a /proc status text; NULL without one. */
@@ -109,16 +142,23 @@ static bool status_fsid(const char *status, const char *key, guint64 *id)
 	return true;
 }
 
-static char *read_at(int dirfd, const char *name)
+/* The content of name at dirfd. one_record: a seq_file of one record (status,
+ * proc_single_show), which the first read hands out whole when it fits: a short read
+ * is then its end, without the read of 0 (a file of many records, uid_map, can end a
+ * read short before its end). */
+static char *read_at(int dirfd, const char *name, bool one_record)
 {
 	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	GString *s = g_string_new(NULL);
+	GString *s = g_string_sized_new(4096);
 	char buf[4096];
 	ssize_t n;
-	while ((n = read(fd, buf, sizeof buf)) > 0)
+	while ((n = read(fd, buf, sizeof buf)) > 0) {
 		g_string_append_len(s, buf, n);
+		if (one_record && (size_t)n < sizeof buf)
+			break;
+	}
 	close(fd);
 	if (n < 0 || s->len == 0) {
 		g_string_free(s, TRUE);
@@ -155,13 +195,12 @@ fs_caller *fs_caller_new(fuse_req_t req)
 	c->procfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (c->procfd < 0)
 		return c;
-	g_autofree char *status = read_at(c->procfd, "status");
+	g_autofree char *status = read_at(c->procfd, "status", true);
 	if (!status)
 		return c;
 	/* the pid namespace says only what the caller can see: kept for a nobody too */
-	c->pidns = ns_ino_at(c->procfd, "pid", NULL);
-	c->pidns_ours = same_ns(c->procfd, "pid");
-	c->userns = ns_ino_at(c->procfd, "user", NULL);
+	c->pidns = caller_ns(c->procfd, NS_PID, &c->pidns_ours);
+	c->userns = caller_ns(c->procfd, NS_USER, &c->init_userns);
 	pid_t chain[FS_MAX_NS_DEPTH];
 	c->pidns_depth = fs_status_nspid(status, chain, FS_MAX_NS_DEPTH);
 
@@ -177,9 +216,11 @@ fs_caller *fs_caller_new(fuse_req_t req)
 	}
 	if (fs_status_number(status, "CapEff:", 16, &v))
 		c->cap_eff = v;
-	c->init_userns = same_ns(c->procfd, "user");
 	c->known = uid_ok && gid_ok;
-	if (c->known && !same_ns(c->procfd, "cgroup")) {
+	bool cgns_ours = false;
+	if (c->known)
+		caller_ns(c->procfd, NS_CGROUP, &cgns_ours);
+	if (c->known && !cgns_ours) {
 		c->cgns = openat(c->procfd, "ns/cgroup", O_RDONLY | O_CLOEXEC);
 		c->known = c->cgns >= 0; /* its namespace unknown: where would it write? */
 	}
@@ -202,7 +243,7 @@ void fs_caller_free(fs_caller *c)
 
 char *fs_caller_read(const fs_caller *c, const char *name)
 {
-	return c->procfd >= 0 ? read_at(c->procfd, name) : NULL;
+	return c->procfd >= 0 ? read_at(c->procfd, name, false) : NULL;
 }
 
 bool fs_caller_in_group(const fs_caller *c, pid_t tgid)

@@ -134,10 +134,35 @@ int fs_eventfd_id(pid_t pid, int fd, uint64_t *id)
 	return p && sscanf(p + 13, "%" SCNu64, id) == 1 ? 0 : EINVAL;
 }
 
+/* RLIMIT_NOFILE's soft limit, read again at most once a second: every open for a
+ * caller asks (one getrlimit a descriptor was a tenth of an open's system calls,
+ * x-write-strace 2026-12-06), and a limit changed from outside (prlimit(1)) is seen
+ * within the second; until then the kernel's own EMFILE still holds. */
+static bool nofile_limit(struct rlimit *rl)
+{
+	static gint64 read_at_us; /* 0: never */
+	static rlim_t cur;
+	static GMutex lock;
+	gint64 now = g_get_monotonic_time();
+	g_mutex_lock(&lock);
+	bool ok = true;
+	if (!read_at_us || now - read_at_us >= G_USEC_PER_SEC) {
+		struct rlimit got;
+		ok = getrlimit(RLIMIT_NOFILE, &got) == 0;
+		if (ok) {
+			cur = got.rlim_cur;
+			read_at_us = now;
+		}
+	}
+	rl->rlim_cur = cur;
+	g_mutex_unlock(&lock);
+	return ok;
+}
+
 bool fs_fd_within_budget(int fd)
 {
 	struct rlimit rl;
-	if (fd < 0 || getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+	if (fd < 0 || !nofile_limit(&rl) || rl.rlim_cur == RLIM_INFINITY)
 		return fd >= 0;
 	rlim_t reserve = MAX((rlim_t)FS_FD_RESERVE_MIN, rl.rlim_cur / FS_FD_RESERVE_SHARE);
 	if (reserve > rl.rlim_cur / 2)

@@ -42,7 +42,8 @@ int fs_fd_identity(pid_t pid, int fd, dev_t *dev, uint64_t *ino);
 #define FS_FD_RESERVE_SHARE 16
 /* May a request keep descriptor fd (just allocated, lowest free number)? Caller
  * descriptors never get a number in the reserve, so its slots stay free for the
- * daemon: false means give it back and answer EMFILE. */
+ * daemon: false means give it back and answer EMFILE. The limit is read again at most
+ * once a second (a change by prlimit(1) counts within the second). */
 bool fs_fd_within_budget(int fd);
 
 /* ---- the closer: closes descriptors taken from callers ----

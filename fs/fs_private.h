@@ -223,10 +223,13 @@ int fs_access_open(const fs_caller *c, const struct fs_node *n, int flags, int *
  * uid and gid from the request decide at once; /proc (groups, capabilities) is read only
  * when they refuse. */
 int fs_access_read(fuse_req_t req, const struct fs_node *n);
-/* Extended attributes: a name of the daemon's own (<ns>.oomdelayfs.*), the
+/* Extended attributes: a name of the daemon's own (<ns>.oomdelayfs.*), whether the
+ * kernel's check of an access (mask R_OK or W_OK) depends on who asks (a read of
+ * security.* or system.* does not: fs_xattr_permission takes c NULL then), the
  * kernel's xattr_permission() for the caller (0, EPERM, ENODATA, EACCES), and
  * whether listxattr shows the name to the caller. */
 bool fs_xattr_is_ours(const char *name);
+bool fs_xattr_needs_caller(const char *name, int mask);
 int fs_xattr_permission(const fs_caller *c, const struct stat *st, const char *name, int mask);
 bool fs_xattr_listed(const fs_caller *c, const char *name);
 

@@ -215,6 +215,8 @@ Test(fdguard, the_top_of_the_table_is_reserved)
 	cr_assert_not(fs_fd_within_budget(-1));
 	rl.rlim_cur = 1024; /* a small limit keeps half for the daemon */
 	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	cr_assert(fs_fd_within_budget(4096 - FS_FD_RESERVE_MIN - 1), "the limit read is kept for 1 s");
+	g_usleep(G_USEC_PER_SEC + 100000); /* a limit changed is seen within the second */
 	cr_assert(fs_fd_within_budget(511));
 	cr_assert_not(fs_fd_within_budget(512));
 }

@@ -15,7 +15,9 @@
 #     ${OOMD_SCALE_MEM:-3072} MiB): subtree delay write, RSS, descriptors, idle wake-ups, ls of
 #     the directory, restart until the delays read back, hand-back (minutes per kernel).
 #   - with --walk, instead of the read and kill benchmarks: bench-walk (a directory of 2,000
-#     cgroups; OOMD_VM_APPEND='OOMD_WALK_SIZES="2000 10000"' for more): native / floor / shadow for `ls -l`, `cat */memory.current`,
+#     cgroups; OOMD_VM_APPEND='OOMD_WALK_SIZES="2000 10000"' for more): native / three floors (from
+#     memory; passing through to the real files; the same, a file's name never kept) / shadow,
+#     and shadow / each floor, for `ls -l`, `cat */memory.current`,
 #     `cat */memory.stat` and 100 limit writes (ms), and the shadow's FUSE requests per operation.
 #   - with --manage: bench-manage (2,000 and 10,000 fully managed cgroups: limit through the
 #     mount, inherited delay, a listener on every 10th; VM with ${OOMD_SCALE_MEM:-3072} MiB): RSS,
@@ -36,7 +38,7 @@ while [ $# -gt 0 ]; do
 	--scale) SCALE=1; shift ;;
 	--walk) WALK=1; shift ;;
 	--manage) MANAGE=1; shift ;;
-	*) sed -n '2,24s/^# \{0,1\}//p' "$0"; exit 2 ;;
+	*) sed -n '2,26s/^# \{0,1\}//p' "$0"; exit 2 ;;
 	esac
 done
 BUILD=$(cd "$BUILD" && pwd)
@@ -59,11 +61,23 @@ if [ "$WALK" = 1 ] || [ "$MANAGE" = 1 ]; then
 	if [ "$WALK" = 1 ]; then
 		echo "Walking a directory of N cgroups (ms, median of 3, caches expired before each):"
 		echo "ls = ls -l; cat = cat */memory.current; stat = cat */memory.stat; write = 100 limit writes"
-		printf '%-6s %6s %-7s %8s %8s %8s %8s\n' kernel N way ls cat stat write
+		echo "floor-mem answers from memory; floor passes through to the real files; floor-exact too,"
+		echo "a file's name never kept (what the shadow must do for sendfile readers)"
+		printf '%-6s %6s %-12s %8s %8s %8s %8s\n' kernel N way ls cat stat write
 		for k in $KERNELS; do
 			tr -d '\r' <"$BUILD/vm/serial-$k.log" | awk '$1 == "BENCH" && $3 == "walk" {
 				for (i = 4; i <= 9; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-				printf "%-6s %6s %-7s %8s %8s %8s %8s\n", $2, v["N"], v["way"], v["ls_ms"], v["cat_ms"], v["stat_ms"], v["write_ms"] }'
+				printf "%-6s %6s %-12s %8s %8s %8s %8s\n", $2, v["N"], v["way"], v["ls_ms"], v["cat_ms"], v["stat_ms"], v["write_ms"]
+				for (f in v) t[v["N"], v["way"], f] = v[f]; ns[v["N"]] = 1 }
+			END { for (n in ns) for (w = 1; w <= 3; w++) {
+				fl = w == 1 ? "floor-mem" : w == 2 ? "floor" : "floor-exact"
+				line = ""
+				split("ls_ms cat_ms stat_ms write_ms", ks, " ")
+				for (j = 1; j <= 4; j++) {
+					a = t[n, "shadow", ks[j]]; b = t[n, fl, ks[j]]
+					line = line sprintf(" %8s", (a + 0 > 0 && b + 0 > 0) ? sprintf("%.2fx", a / b) : "-")
+				}
+				printf "%-6s %6s %-12s%s\n", "'"$k"'", n, "shadow/" substr(fl, 1, 5) (w == 1 ? "m" : w == 3 ? "x" : ""), line } }'
 		done
 		echo "FUSE requests the shadow served, per operation:"
 		for k in $KERNELS; do

@@ -3,12 +3,21 @@
  * through it costs is what the same through the shadow tree must pay before the daemon does any
  * work of its own.
  *
- * usage: floorfs [-n N] [-t SECONDS] [-s] MOUNTPOINT   (foreground; SIGTERM unmounts and exits)
+ * usage: floorfs [-n N] [-t SECONDS] [-F SECONDS] [-r REALDIR] [-s] MOUNTPOINT
+ *        (foreground; SIGTERM unmounts and exits)
  *   -n N  every directory also lists N subdirectories c0 .. c<N-1> (bench-walk's directory of N
  *         cgroups), each with its own inode, served with READDIRPLUS (names and attributes in
  *         one reply, as a tuned server lists)
  *   -t S  entry and attribute time-out in seconds (default 1: the kernel keeps names and
  *         attributes, as the shadow tree does; 0 makes every path walk LOOKUP each component)
+ *   -F S  a file's entry time-out (default: -t). 0 is what a server of files whose length
+ *         changes needs with sendfile readers (the shadow tree's files; docs/DESIGN.md,
+ *         "a file's attributes kept 1 s too, its name never"): every walk looks it up again
+ *   -r D  a pass-through floor over the real directory D (bench-walk's real parent of the
+ *         N cgroups), doing the kernel work the shadow does: the attributes of c<i> are an
+ *         fstatat of D/c<i> at each lookup and listing, and a file of c<i> (of any other
+ *         directory: of D) is opened, read, written and closed for real, one descriptor per
+ *         open, pread/pwrite at the caller's offset
  *   -s    one thread (fuse_session_loop: faster for one client than the default, the daemon's
  *         own loop settings: fuse_session_loop_mt, 16 workers, one cloned descriptor each)
  * Mount options allow_other, default_permissions; direct_io on every open. Every directory
@@ -35,8 +44,34 @@ enum { ROOT = 1, CURRENT = 2, STAT = 3, MAX = 4, DIR0 = 100, MAX_DEPTH = 32 }; /
 #define CHILD0 ((fuse_ino_t)1 << 32) /* CHILD0 + i: the listed subdirectory c<i> */
 static unsigned long nchildren; /* -n */
 static double timeout = 1.0;    /* -t */
+static double file_timeout = -1; /* -F; < 0: -t */
+static int realfd = -1;         /* -r */
+/* a file of the listed subdirectory c<i> (-r): FILE0 + 8 i + (CURRENT, STAT or MAX) */
+#define FILE0 ((fuse_ino_t)2 << 40)
 static char stat_text[4096];
 static const char current_text[] = "8650752\n";
+
+/* The kind of file ino is (CURRENT, STAT, MAX), or 0 for a directory or nothing. */
+static fuse_ino_t file_kind(fuse_ino_t ino)
+{
+	if (ino >= FILE0) {
+		fuse_ino_t k = (ino - FILE0) % 8, i = (ino - FILE0) / 8;
+		return i < nchildren && k >= CURRENT && k <= MAX ? k : 0;
+	}
+	return ino == CURRENT || ino == STAT || ino == MAX ? ino : 0;
+}
+
+static const char *const file_names[] = { [CURRENT] = "memory.current", [STAT] = "memory.stat",
+					  [MAX] = "memory.max" };
+
+/* The real path of file ino under -r, relative to D. */
+static void real_path(fuse_ino_t ino, char path[64])
+{
+	if (ino >= FILE0)
+		snprintf(path, 64, "c%lu/%s", (unsigned long)((ino - FILE0) / 8), file_names[file_kind(ino)]);
+	else
+		snprintf(path, 64, "%s", file_names[ino]);
+}
 
 static const char *content(fuse_ino_t ino, size_t *len)
 {
@@ -58,13 +93,23 @@ static int fill_stat(fuse_ino_t ino, struct stat *st)
 	st->st_ino = ino;
 	if (ino == ROOT || (ino > DIR0 && ino <= DIR0 + MAX_DEPTH) ||
 	    (ino >= CHILD0 && ino < CHILD0 + nchildren)) {
+		if (realfd >= 0 && ino >= CHILD0) {
+			/* a pass-through server asks the real tree */
+			char name[32];
+			snprintf(name, sizeof name, "c%lu", (unsigned long)(ino - CHILD0));
+			if (fstatat(realfd, name, st, AT_SYMLINK_NOFOLLOW) < 0)
+				return errno;
+			st->st_ino = ino;
+			return 0;
+		}
 		st->st_mode = S_IFDIR | 0755;
 		st->st_nlink = 2;
 		return 0;
 	}
-	if (ino != CURRENT && ino != STAT && ino != MAX)
+	fuse_ino_t k = file_kind(ino);
+	if (!k)
 		return ENOENT;
-	st->st_mode = S_IFREG | (ino == MAX ? 0644 : 0444);
+	st->st_mode = S_IFREG | (k == MAX ? 0644 : 0444);
 	st->st_nlink = 1;
 	st->st_size = 4096; /* as the shadow tree reports a cgroup file (see docs/DESIGN.md) */
 	return 0;
@@ -91,6 +136,12 @@ static long child_index(const char *name)
 	return *end || i >= nchildren ? -1 : (long)i;
 }
 
+static void set_timeouts(struct fuse_entry_param *e)
+{
+	e->attr_timeout = timeout;
+	e->entry_timeout = S_ISREG(e->attr.st_mode) && file_timeout >= 0 ? file_timeout : timeout;
+}
+
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct fuse_entry_param e;
@@ -100,12 +151,12 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, ENOTDIR);
 		return;
 	}
-	if (strcmp(name, "memory.current") == 0)
-		e.ino = CURRENT;
-	else if (strcmp(name, "memory.stat") == 0)
-		e.ino = STAT;
-	else if (strcmp(name, "memory.max") == 0)
-		e.ino = MAX;
+	fuse_ino_t k = 0;
+	for (fuse_ino_t f = CURRENT; f <= MAX; f++)
+		if (strcmp(name, file_names[f]) == 0)
+			k = f;
+	if (k)
+		e.ino = realfd >= 0 && parent >= CHILD0 ? FILE0 + 8 * (parent - CHILD0) + k : k;
 	else if (child_index(name) >= 0)
 		e.ino = CHILD0 + (fuse_ino_t)child_index(name);
 	else if (depth < MAX_DEPTH)
@@ -114,8 +165,12 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	fill_stat(e.ino, &e.attr);
-	e.entry_timeout = e.attr_timeout = timeout;
+	int err = fill_stat(e.ino, &e.attr);
+	if (err) {
+		fuse_reply_err(req, err);
+		return;
+	}
+	set_timeouts(&e);
 	fuse_reply_entry(req, &e);
 }
 
@@ -142,14 +197,19 @@ static bool dir_entry(fuse_ino_t dir, size_t k, char name[32], struct fuse_entry
 		e->attr.st_mode = S_IFDIR;
 		return true;
 	}
-	if (k == 2)
-		strcpy(name, "memory.current"), e->ino = CURRENT;
-	else if (k == 3)
-		strcpy(name, "memory.stat"), e->ino = STAT;
-	else
+	if (k < 4) {
+		fuse_ino_t f = k == 2 ? CURRENT : STAT;
+		strcpy(name, file_names[f]);
+		e->ino = realfd >= 0 && dir >= CHILD0 ? FILE0 + 8 * (dir - CHILD0) + f : f;
+	} else {
 		snprintf(name, 32, "c%zu", k - 4), e->ino = CHILD0 + (k - 4);
-	fill_stat(e->ino, &e->attr);
-	e->entry_timeout = e->attr_timeout = timeout;
+	}
+	if (fill_stat(e->ino, &e->attr) != 0) {
+		/* gone from the real tree: listed without attributes, as the shadow does */
+		memset(e, 0, sizeof *e);
+		return true;
+	}
+	set_timeouts(e);
 	return true;
 }
 
@@ -192,21 +252,52 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	if (ino != CURRENT && ino != STAT && ino != MAX)
+	fuse_ino_t k = file_kind(ino);
+	if (!k) {
 		fuse_reply_err(req, EISDIR);
-	else if ((fi->flags & O_ACCMODE) != O_RDONLY && ino != MAX)
-		fuse_reply_err(req, EACCES);
-	else {
-		fi->direct_io = 1;
-		fuse_reply_open(req, fi);
+		return;
 	}
+	if ((fi->flags & O_ACCMODE) != O_RDONLY && k != MAX) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
+	fi->direct_io = 1;
+	fi->fh = 0;
+	if (realfd >= 0) {
+		char path[64];
+		real_path(ino, path);
+		int fd = openat(realfd, path, (fi->flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC)) | O_CLOEXEC);
+		if (fd < 0) {
+			fuse_reply_err(req, errno);
+			return;
+		}
+		fi->fh = (uint64_t)fd + 1;
+	}
+	if (fuse_reply_open(req, fi) != 0 && fi->fh)
+		close((int)fi->fh - 1);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	if (fi->fh)
+		close((int)fi->fh - 1);
+	fuse_reply_err(req, 0);
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
+	if (fi->fh) {
+		char buf[65536];
+		ssize_t n = pread((int)fi->fh - 1, buf, size < sizeof buf ? size : sizeof buf, off);
+		if (n < 0)
+			fuse_reply_err(req, errno);
+		else
+			fuse_reply_buf(req, buf, (size_t)n);
+		return;
+	}
 	size_t len;
-	const char *c = content(ino, &len);
-	(void)fi;
+	const char *c = content(file_kind(ino), &len);
 	if (off < 0 || (size_t)off >= len)
 		fuse_reply_buf(req, NULL, 0);
 	else
@@ -216,8 +307,16 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
-	(void)ino, (void)buf, (void)off, (void)fi;
-	fuse_reply_write(req, size);
+	(void)ino;
+	if (!fi->fh) {
+		fuse_reply_write(req, size);
+		return;
+	}
+	ssize_t n = pwrite((int)fi->fh - 1, buf, size, off);
+	if (n < 0)
+		fuse_reply_err(req, errno);
+	else
+		fuse_reply_write(req, (size_t)n);
 }
 
 /* `echo > memory.max` truncates: O_TRUNC arrives with the open (atomic_o_trunc), as in the
@@ -243,6 +342,7 @@ static const struct fuse_lowlevel_ops ops = {
 	.lookup = op_lookup,
 	.getattr = op_getattr,
 	.open = op_open,
+	.release = op_release,
 	.read = op_read,
 	.opendir = op_opendir,
 	.readdir = op_readdir,
@@ -253,18 +353,26 @@ int main(int argc, char *argv[])
 {
 	bool single = false;
 	int opt;
-	while ((opt = getopt(argc, argv, "n:t:s")) != -1) {
+	while ((opt = getopt(argc, argv, "n:t:F:r:s")) != -1) {
 		if (opt == 'n')
 			nchildren = strtoul(optarg, NULL, 10);
 		else if (opt == 't')
 			timeout = strtod(optarg, NULL);
-		else if (opt == 's')
+		else if (opt == 'F')
+			file_timeout = strtod(optarg, NULL);
+		else if (opt == 'r') {
+			realfd = open(optarg, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (realfd < 0) {
+				fprintf(stderr, "floorfs: -r %s: %s\n", optarg, strerror(errno));
+				return 1;
+			}
+		} else if (opt == 's')
 			single = true;
 		else
 			optind = argc + 1;
 	}
 	if (optind != argc - 1 || nchildren > 10000000) {
-		fprintf(stderr, "usage: floorfs [-n N] [-t SECONDS] [-s] MOUNTPOINT\n");
+		fprintf(stderr, "usage: floorfs [-n N] [-t SECONDS] [-F SECONDS] [-r REALDIR] [-s] MOUNTPOINT\n");
 		return 1;
 	}
 	const char *mnt = argv[optind];

@@ -1,15 +1,23 @@
 # bench-walk (issue 23; a benchmark, not a test: runs only when named): walking a directory of N
-# cgroups as a monitoring agent does, natively, through the FUSE floor (floorfs -n N -s: one
-# thread, READDIRPLUS, names and attributes kept 1 s) and through the shadow tree.
+# cgroups as a monitoring agent does, natively, through three FUSE floors and through the shadow.
 # only when named
+# The floors (tests/vm/progs/floorfs, one thread, READDIRPLUS, names and attributes kept 1 s):
+#   floor-mem    answers from memory (floorfs -n N -s): the protocol's cost alone
+#   floor        a pass-through of the real cgroups (-r DIR): each c<i> an fstatat, each file
+#                opened, read or written and closed for real, what the shadow does for them
+#   floor-exact  the pass-through with a file's name never kept (-F 0): what a server of files
+#                whose length changes needs for sendfile readers (the shadow's LOOKUP per
+#                walk, docs/DESIGN.md "a file's attributes kept 1 s too, its name never")
 # For each N in OOMD_WALK_SIZES (default "2000"): N sibling cgroups made in the real tree, then,
 # each way taking turns, R = 3 runs each after a pause longer than every kernel cache's time-out
 # (1.2 s: a monitor reads every 10-15 s), medians in ms of
 #   ls    `ls -l DIR` (readdir plus a stat of each entry)
 #   cat   `cat DIR/*/memory.current`
 #   stat  `cat DIR/*/memory.stat`
-#   write 100 x `echo max > DIR/c0/memory.max` (shell redirection: open(O_TRUNC) + write + close),
-#         ms per 100 writes (the floor answers a write with its length and keeps nothing)
+#   write 100 limit writes `echo V > DIR/c0/memory.max` (shell redirection: open(O_TRUNC) +
+#         write + close), V taking turns between 1 GiB and max so that each is a change the
+#         shadow's rules act on (a rewrite of the same value changes nothing); ms per 100
+#         writes (floor-mem answers a write with its length and keeps nothing)
 # (above OOMD_WALK_READ_MAX cgroups, default 2000, only ls and write: the all-files reads take
 # minutes each under TCG at 10,000; cat and stat print "-")
 # and the FUSE requests the shadow served for each (the daemon's own counters,
@@ -17,7 +25,7 @@
 # for one cold `cat` (names expired), one warm `cat`, one read on an open descriptor, and one
 # limit write. FLUSH never reaches a counter: the daemon has no flush handler, the kernel
 # gets ENOSYS once and stops sending it (fc->no_flush).
-# BENCH lines: BENCH <kernel> walk N=<n> way=<native|floor|shadow> ls_ms= cat_ms= stat_ms= write_ms=
+# BENCH lines: BENCH <kernel> walk N=<n> way=<native|floor-mem|floor|floor-exact|shadow> ls_ms= cat_ms= stat_ms= write_ms=
 #              BENCH <kernel> walkops N=<n> what=<...> <op>=<count> ...
 # timeout: 2400
 . /oomd/lib.sh
@@ -35,19 +43,25 @@ opsdiff() {
 	awk -v d="${3:-1}" 'NR == FNR { a[$1] = $2; next } $2 != a[$1] {
 		v = ($2 - a[$1]) / d; printf "%s=%s ", $1, (v == int(v) ? v : sprintf("%.2f", v)) }' "$1" "$2"
 }
-# ms CMD...: the command's wall time in ms (output discarded)
+# ms CMD...: the command's wall time in ms (output discarded); "failed" if it failed (a
+# refused write is quick: it must not pass for a figure)
 ms() {
 	_a=$(now_ms)
-	"$@" >/dev/null 2>&1
-	echo $(($(now_ms) - _a))
+	if "$@" >/dev/null 2>&1; then echo $(($(now_ms) - _a)); else echo failed; fi
 }
 median3() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
 lsl() { ls -l "$1"; }
 catall() { cat "$1"/*/"$2"; }
 writes() {
 	_i=0
-	while [ $_i -lt 100 ]; do echo max >"$1/c0/memory.max" || return 1; _i=$((_i + 1)); done
+	while [ $_i -lt 50 ]; do
+		echo 1073741824 >"$1/c0/memory.max" || return 1
+		echo max >"$1/c0/memory.max" || return 1
+		_i=$((_i + 1))
+	done
 }
+WAYS="native floor-mem floor floor-exact shadow"
+var() { echo "$1" | tr - _; } # a way's name as a shell variable's
 
 start_daemon /shadow
 summary=''
@@ -58,23 +72,38 @@ for N in $SIZES; do
 	i=0
 	while [ $i -lt "$N" ]; do mkdir "$parent/c$i" || fail "mkdir c$i"; i=$((i + 1)); done
 	log "made $N cgroups in $(($(now_ms) - t0)) ms"
-	mkdir -p /floor
-	floorfs -n "$N" -s /floor &
-	FLOOR_PID=$!
-	wait_for 10000 _mounted /floor || fail "floorfs did not mount /floor"
+	FLOOR_PIDS=''
+	for m in floorm:"" floor:"-r $parent" floorx:"-r $parent -F 0"; do
+		mkdir -p "/${m%%:*}"
+		# shellcheck disable=SC2086
+		floorfs -n "$N" -s ${m#*:} "/${m%%:*}" &
+		FLOOR_PIDS="$FLOOR_PIDS $!"
+		wait_for 10000 _mounted "/${m%%:*}" || fail "floorfs did not mount /${m%%:*}"
+	done
 	sp=/shadow${parent#$CGROOT}
-	fp=/floor${parent#$CGROOT}
 	[ "$(ls "$sp" | grep -c '^c[0-9]')" = "$N" ] || fail "the shadow lists $(ls "$sp" | grep -c '^c[0-9]') of $N cgroups"
-	for f in "$parent/c0/memory.current" "$sp/c0/memory.current" "$fp/c0/memory.current"; do
+	for f in "$parent/c0/memory.current" "$sp/c0/memory.current" "/floorm${parent#$CGROOT}/c0/memory.current" \
+		"/floor${parent#$CGROOT}/c0/memory.current" "/floorx${parent#$CGROOT}/c0/memory.current"; do
 		[ -r "$f" ] || fail "no $f"
 	done
-	for way in native floor shadow; do
-		eval "ls_$way=''; cat_$way=''; stat_$way=''; write_$way=''"
+	# the pass-through floors read the real file: the same content as natively
+	[ "$(cat "/floor${parent#$CGROOT}/c0/memory.stat" | wc -l)" = "$(wc -l <"$parent/c0/memory.stat")" ] ||
+		fail "floorfs -r does not pass memory.stat through"
+	for way in $WAYS; do
+		v=$(var "$way")
+		eval "ls_$v=''; cat_$v=''; stat_$v=''; write_$v=''"
 	done
 	r=0
 	while [ $r -lt $R ]; do
-		for way in native floor shadow; do
-			case $way in native) d=$parent ;; floor) d=$fp ;; shadow) d=$sp ;; esac
+		for way in $WAYS; do
+			case $way in
+			native) d=$parent ;;
+			floor-mem) d=/floorm${parent#$CGROOT} ;;
+			floor) d=/floor${parent#$CGROOT} ;;
+			floor-exact) d=/floorx${parent#$CGROOT} ;;
+			shadow) d=$sp ;;
+			esac
+			v=$(var "$way")
 			odt sleep 1200
 			a=$(ms lsl "$d")
 			b=- c=-
@@ -85,13 +114,15 @@ for N in $SIZES; do
 				c=$(ms catall "$d" memory.stat)
 			fi
 			w=$(ms writes "$d")
-			eval "ls_$way=\"\$ls_$way $a\"; cat_$way=\"\$cat_$way $b\"; stat_$way=\"\$stat_$way $c\"; write_$way=\"\$write_$way $w\""
+			case "$a $b $c $w" in *failed*) fail "$way: ls $a, cat $b, stat $c, write $w ms in $d" ;; esac
+			eval "ls_$v=\"\$ls_$v $a\"; cat_$v=\"\$cat_$v $b\"; stat_$v=\"\$stat_$v $c\"; write_$v=\"\$write_$v $w\""
 		done
 		r=$((r + 1))
 		log "run $r of $R done"
 	done
-	for way in native floor shadow; do
-		eval "l=\$ls_$way c=\$cat_$way s=\$stat_$way w=\$write_$way"
+	for way in $WAYS; do
+		v=$(var "$way")
+		eval "l=\$ls_$v c=\$cat_$v s=\$stat_$v w=\$write_$v"
 		# shellcheck disable=SC2086
 		line="ls_ms=$(median3 $l) cat_ms=$(median3 $c) stat_ms=$(median3 $s) write_ms=$(median3 $w)"
 		echo "BENCH $OOMD_KERNEL walk N=$N way=$way $line (runs: ls$l; cat$c; stat$s; write$w)"
@@ -115,10 +146,13 @@ for N in $SIZES; do
 	ops /tmp/o0; dd bs=4096 count=1 <&3 >/dev/null 2>&1; ops /tmp/o1
 	exec 3<&-
 	echo "BENCH $OOMD_KERNEL walkops N=$N what=read-open-fd $(opsdiff /tmp/o0 /tmp/o1)"
-	ops /tmp/o0; echo max >"$sp/c1/memory.max"; ops /tmp/o1
+	echo max >"$sp/c1/memory.max"
+	ops /tmp/o0; echo 1073741824 >"$sp/c1/memory.max"; ops /tmp/o1
 	echo "BENCH $OOMD_KERNEL walkops N=$N what=limit-write $(opsdiff /tmp/o0 /tmp/o1)"
-	kill -TERM "$FLOOR_PID"
-	wait_for 5000 dead "$FLOOR_PID" || fail "floorfs did not stop on SIGTERM"
+	for f in $FLOOR_PIDS; do
+		kill -TERM "$f"
+		wait_for 5000 dead "$f" || fail "floorfs did not stop on SIGTERM"
+	done
 	i=0
 	while [ $i -lt "$N" ]; do rmdir "$parent/c$i"; i=$((i + 1)); done
 	rmdir "$parent"
