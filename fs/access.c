@@ -154,6 +154,15 @@ int fs_access_read(fuse_req_t req, const fs_node *n)
 	return fs_caller_permission(who, &st, R_OK);
 }
 
+bool fs_access_owner_writes(fuse_req_t req, const fs_node *n, int flags)
+{
+	struct stat st;
+	if (n->as_caller || shown_attr(n, &st) != 0)
+		return false;
+	mode_t need = (flags & O_ACCMODE) == O_RDWR ? S_IRUSR | S_IWUSR : S_IWUSR;
+	return fuse_req_ctx(req)->uid == st.st_uid && (st.st_mode & need) == need;
+}
+
 int fs_access_open(const fs_caller *c, const fs_node *n, int flags, int *write_err)
 {
 	*write_err = 0;

@@ -178,7 +178,7 @@ static void make_nobody(fs_caller *c)
 	c->cgns = -1;
 }
 
-fs_caller *fs_caller_new(fuse_req_t req)
+static fs_caller *caller_new(fuse_req_t req, bool status_needed)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	fs_caller *c = g_new0(fs_caller, 1);
@@ -195,28 +195,31 @@ fs_caller *fs_caller_new(fuse_req_t req)
 	c->procfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (c->procfd < 0)
 		return c;
-	g_autofree char *status = read_at(c->procfd, "status", true);
-	if (!status)
+	g_autofree char *status = status_needed ? read_at(c->procfd, "status", true) : NULL;
+	if (status_needed && !status)
 		return c;
 	/* the pid namespace says only what the caller can see: kept for a nobody too */
 	c->pidns = caller_ns(c->procfd, NS_PID, &c->pidns_ours);
 	c->userns = caller_ns(c->procfd, NS_USER, &c->init_userns);
-	pid_t chain[FS_MAX_NS_DEPTH];
-	c->pidns_depth = fs_status_nspid(status, chain, FS_MAX_NS_DEPTH);
-
-	guint64 v;
-	if (fs_status_number(status, "Tgid:", 10, &v))
-		c->tgid = (pid_t)v;
-	bool uid_ok = status_fsid(status, "Uid:", &v) && v == ctx->uid;
-	bool gid_ok = status_fsid(status, "Gid:", &v) && v == ctx->gid;
-	const char *p = status_field(status, "Groups:");
-	while (p && next_number(&p, 10, &v)) {
-		gid_t g = (gid_t)v;
-		g_array_append_val(c->groups, g);
+	if (status) {
+		pid_t chain[FS_MAX_NS_DEPTH];
+		c->pidns_depth = fs_status_nspid(status, chain, FS_MAX_NS_DEPTH);
+		guint64 v;
+		if (fs_status_number(status, "Tgid:", 10, &v))
+			c->tgid = (pid_t)v;
+		bool uid_ok = status_fsid(status, "Uid:", &v) && v == ctx->uid;
+		bool gid_ok = status_fsid(status, "Gid:", &v) && v == ctx->gid;
+		const char *p = status_field(status, "Groups:");
+		while (p && next_number(&p, 10, &v)) {
+			gid_t g = (gid_t)v;
+			g_array_append_val(c->groups, g);
+		}
+		if (fs_status_number(status, "CapEff:", 16, &v))
+			c->cap_eff = v;
+		c->known = uid_ok && gid_ok;
+	} else {
+		c->known = true; /* the request's own fsuid and fsgid, which the kernel gave */
 	}
-	if (fs_status_number(status, "CapEff:", 16, &v))
-		c->cap_eff = v;
-	c->known = uid_ok && gid_ok;
 	bool cgns_ours = false;
 	if (c->known)
 		caller_ns(c->procfd, NS_CGROUP, &cgns_ours);
@@ -227,6 +230,16 @@ fs_caller *fs_caller_new(fuse_req_t req)
 	if (!c->known)
 		make_nobody(c);
 	return c;
+}
+
+fs_caller *fs_caller_new(fuse_req_t req)
+{
+	return caller_new(req, true);
+}
+
+fs_caller *fs_caller_new_owner(fuse_req_t req)
+{
+	return caller_new(req, false);
 }
 
 void fs_caller_free(fs_caller *c)

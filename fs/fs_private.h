@@ -168,6 +168,12 @@ typedef struct fs_caller {
  * fsgid there is not the request's (it changed identity since), is a nobody:
  * the other bits, no capability, no open for writing. */
 fs_caller *fs_caller_new(fuse_req_t req);
+/* The same without reading /proc/<tid>/status (the heaviest of the reads: each write
+ * open paid for it, x-write-strace 2026-12-06): for an open the request's own fsuid
+ * decides as the file's owner (fs_access_owner_writes), and that is judged by nothing
+ * of the opener but its cgroup namespace (not as_caller, not FS_SYN_AS_CALLER). Its
+ * identity is the request's; it has no groups, no capabilities, no tgid and no NSpid. */
+fs_caller *fs_caller_new_owner(fuse_req_t req);
 void fs_caller_free(fs_caller *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(fs_caller, fs_caller_free)
 /* The content of /proc/<tid>/<name> of the caller (g_free), NULL if unreadable. */
@@ -216,6 +222,9 @@ int fs_caller_cgns_write_err(const fs_caller *c, int dirfd, const char *name);
  * this open must answer instead (0: none). */
 struct fs_node;
 int fs_access_open(const fs_caller *c, const struct fs_node *n, int flags, int *write_err);
+/* Does the request's own fsuid own n's shown attributes, with the owner bits an open for
+ * writing with flags needs (acl_permission_check decides by them alone)? Any thread. */
+bool fs_access_owner_writes(fuse_req_t req, const struct fs_node *n, int flags);
 /* At a read-only open of node n: 0 or EACCES, judged by the real file's mode now. The kernel
  * judged the open by the attributes it keeps (FS_CACHE_S), and a reopen through
  * /proc/PID/fd/N walks no name that would refresh them: a mode the real tree closed a moment

@@ -17,7 +17,8 @@
  *         N cgroups), doing the kernel work the shadow does: the attributes of c<i> are an
  *         fstatat of D/c<i> at each lookup and listing, and a file of c<i> (of any other
  *         directory: of D) is opened, read, written and closed for real, one descriptor per
- *         open, pread/pwrite at the caller's offset
+ *         open, pread/pwrite at the caller's offset; its extended attributes are read from the
+ *         real object (the kernel asks for security.capability before every write)
  *   -s    one thread (fuse_session_loop: faster for one client than the default, the daemon's
  *         own loop settings: fuse_session_loop_mt, 16 workers, one cloned descriptor each)
  * Mount options allow_other, default_permissions; direct_io on every open. Every directory
@@ -38,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 enum { ROOT = 1, CURRENT = 2, STAT = 3, MAX = 4, DIR0 = 100, MAX_DEPTH = 32 }; /* DIR0 + d: depth d */
@@ -46,6 +48,7 @@ static unsigned long nchildren; /* -n */
 static double timeout = 1.0;    /* -t */
 static double file_timeout = -1; /* -F; < 0: -t */
 static int realfd = -1;         /* -r */
+static const char *realdir;     /* -r */
 /* a file of the listed subdirectory c<i> (-r): FILE0 + 8 i + (CURRENT, STAT or MAX) */
 #define FILE0 ((fuse_ino_t)2 << 40)
 static char stat_text[4096];
@@ -319,6 +322,29 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		fuse_reply_write(req, (size_t)n);
 }
 
+/* -r: the real object's attribute (cgroupfs keeps xattrs; without this handler the
+ * kernel would get ENOSYS once and never ask again, which a server of them cannot do) */
+static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	if (realfd < 0) {
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
+	char rel[64] = ".", path[4200], value[4096];
+	if (file_kind(ino))
+		real_path(ino, rel);
+	else if (ino >= CHILD0 && ino < CHILD0 + nchildren)
+		snprintf(rel, sizeof rel, "c%lu", (unsigned long)(ino - CHILD0));
+	snprintf(path, sizeof path, "%s/%s", realdir, rel);
+	ssize_t n = lgetxattr(path, name, size ? value : NULL, size < sizeof value ? size : sizeof value);
+	if (n < 0)
+		fuse_reply_err(req, errno);
+	else if (size == 0)
+		fuse_reply_xattr(req, (size_t)n);
+	else
+		fuse_reply_buf(req, value, (size_t)n);
+}
+
 /* `echo > memory.max` truncates: O_TRUNC arrives with the open (atomic_o_trunc), as in the
  * daemon; a plain truncate is answered with the attributes unchanged */
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
@@ -343,6 +369,7 @@ static const struct fuse_lowlevel_ops ops = {
 	.getattr = op_getattr,
 	.open = op_open,
 	.release = op_release,
+	.getxattr = op_getxattr,
 	.read = op_read,
 	.opendir = op_opendir,
 	.readdir = op_readdir,
@@ -361,6 +388,7 @@ int main(int argc, char *argv[])
 		else if (opt == 'F')
 			file_timeout = strtod(optarg, NULL);
 		else if (opt == 'r') {
+			realdir = optarg;
 			realfd = open(optarg, O_PATH | O_DIRECTORY | O_CLOEXEC);
 			if (realfd < 0) {
 				fprintf(stderr, "floorfs: -r %s: %s\n", optarg, strerror(errno));

@@ -4,7 +4,9 @@
 # The floors (tests/vm/progs/floorfs, one thread, READDIRPLUS, names and attributes kept 1 s):
 #   floor-mem    answers from memory (floorfs -n N -s): the protocol's cost alone
 #   floor        a pass-through of the real cgroups (-r DIR): each c<i> an fstatat, each file
-#                opened, read or written and closed for real, what the shadow does for them
+#                opened, read or written and closed for real, extended attributes read from
+#                the real object (security.capability before each write), what the shadow
+#                does for them
 #   floor-exact  the pass-through with a file's name never kept (-F 0): what a server of files
 #                whose length changes needs for sendfile readers (the shadow's LOOKUP per
 #                walk, docs/DESIGN.md "a file's attributes kept 1 s too, its name never")
