@@ -1,5 +1,6 @@
-# x-write-strace: an experiment, not part of the suite (issue 23). What the daemon does for one
-# limit write, one `cat memory.current` and one `cat memory.stat` through the shadow: the daemon
+# x-write-strace: an experiment, not part of the suite (issue 23). What the daemon does for two
+# limit writes (max, then 1 GiB: each a change the rules act on), one `cat memory.current` and
+# one `cat memory.stat` through the shadow: the daemon
 # runs under `strace -f -tt -T`; each operation runs 20 times after a warm-up, and the
 # system calls of the 20 are counted per operation, then one operation's trace is printed.
 #   cp tests/vm/experiments/x-write-strace.sh tests/vm/scenarios/
@@ -16,7 +17,7 @@ setknob "$p" cgroup.subtree_control +memory
 mkdir "$p/c0"
 one() {
 	case $1 in
-	write) echo max >"$sp/c0/memory.max" ;;
+	write) echo max >"$sp/c0/memory.max"; echo 1073741824 >"$sp/c0/memory.max" ;;
 	cur) cat "$sp/c0/memory.current" >/dev/null ;;
 	stat) cat "$sp/c0/memory.stat" >/dev/null ;;
 	esac
