@@ -54,7 +54,7 @@ static void restore(oe_engine *e, node *n, int64_t now, uint64_t real_max, uint6
 	if (real_max != max && real_max != n->limit && !p->in_hold)
 		n->limit = real_max;
 	if (p->in_hold) {
-		n->in_hold = true;
+		eng_set_hold(e, n, true);
 		n->hold_onset = now; /* the onset is not stored: the hold counts as seen from here */
 		n->deadline = p->deadline_ns;
 		n->delay_spent = p->delay_spent || p->deadline_ns <= now;

@@ -141,6 +141,7 @@ void oe_cgroup_remove(oe_engine *e, uint64_t id, oe_actions *out)
 	while (*pp != n)
 		pp = &(*pp)->sibling;
 	*pp = n->sibling;
+	eng_set_hold(e, n, false); /* the count follows the node out */
 	g_hash_table_remove(e->nodes, &id);
 }
 

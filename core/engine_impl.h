@@ -63,9 +63,22 @@ struct oe_engine {
 	oe_config cfg;
 	GHashTable *nodes; /* id -> node */
 	node *root;
+	size_t n_held; /* nodes in_hold: none means no wake-up, without a walk (eng_set_hold) */
 	bool released;
 	int64_t now; /* the latest `now` an input carried (for calls that carry none) */
 };
+
+/* The one writer of node.in_hold, so that n_held stays its count. */
+static inline void eng_set_hold(oe_engine *e, node *n, bool on)
+{
+	if (n->in_hold == on)
+		return;
+	n->in_hold = on;
+	if (on)
+		e->n_held++;
+	else
+		e->n_held--;
+}
 
 #define NS_PER_MS 1000000LL
 

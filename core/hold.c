@@ -39,7 +39,7 @@ static void under_oom_changed(oe_engine *e, node *n, oe_actions *out)
  * notified, no kill before T ms, and T reset to 0. */
 static void start_hold(oe_engine *e, node *n, int64_t now, oe_actions *out)
 {
-	n->in_hold = true;
+	eng_set_hold(e, n, true);
 	n->hold_onset = now;
 	n->raised = false;
 	n->deadline = deadline_after(now, n->delay_ms);
@@ -54,7 +54,7 @@ static void start_hold(oe_engine *e, node *n, int64_t now, oe_actions *out)
 
 static void end_hold(oe_engine *e, node *n, oe_actions *out)
 {
-	n->in_hold = false;
+	eng_set_hold(e, n, false);
 	n->delay_spent = false;
 	n->raised = false;
 	n->hold_onset = 0;
@@ -274,7 +274,10 @@ int64_t oe_next_wakeup(const oe_engine *e)
 	int64_t next = OE_NO_DEADLINE;
 	GHashTableIter it;
 	gpointer v;
-	if (e->released)
+	/* a user write or an adoption asks after each change: at 10,000 cgroups the walk
+	 * was most of a limit write's time (bench-walk, 6.12: 6.3 ms a write against 2.1 ms
+	 * at 2,000), and with no hold nothing can wake */
+	if (e->released || e->n_held == 0)
 		return next;
 	g_hash_table_iter_init(&it, e->nodes);
 	while (g_hash_table_iter_next(&it, NULL, &v)) {

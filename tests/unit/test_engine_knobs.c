@@ -577,6 +577,29 @@ Test(tree, remove_held_cgroup_clears_wakeup)
 	NONE_OF(OE_ACT_KILL_KERNEL);
 }
 
+/* The engine counts its holds to skip the walk for the next wake-up when there is none:
+ * a held cgroup removed with its parent leaves the count, another's hold still wakes, and
+ * once that one ends nothing is due. */
+Test(tree, removing_a_held_subtree_keeps_the_other_holds_wake_up)
+{
+	cr_assert_eq(wdelay(C, 1000), 0);
+	cr_assert_eq(wdelay(S, 3000), 0);
+	int64_t t0 = now_ns;
+	sample(C, LC + MiB);
+	sample(S, LS + MiB);
+	cr_assert_eq(oe_next_wakeup(E), t0 + SAMPLE_NS, "the samples of both holds are due first");
+	clr();
+	oe_cgroup_remove(E, B, &ACT); /* C with it */
+	oe_view v;
+	cr_assert_not(oe_view_get(E, C, &v));
+	cr_assert(view(S).in_hold);
+	cr_assert_neq(oe_next_wakeup(E), OE_NO_DEADLINE, "S is still held");
+	clr();
+	recover(S, LS - MiB); /* back under its limit: the hold ends (rule 5) */
+	cr_assert_not(view(S).in_hold, "%s", dump());
+	cr_assert_eq(oe_next_wakeup(E), OE_NO_DEADLINE);
+}
+
 Test(tree, remove_then_readd_starts_fresh)
 {
 	cr_assert_eq(wdelay(C, 1000), 0);
