@@ -46,10 +46,12 @@ static bool ns_id_at(int dirfd, const char *name, dev_t *dev, ino_t *ino)
 	return true;
 }
 
-/* The daemon's own namespaces, read once: its workers never leave them but for the
- * span of one fs_caller_open (cgns_enter/cgns_leave on that thread, never meanwhile
- * here), and the daemon never unshares. Reading them per caller was 3 more procfs
- * lookups per open for writing (x-write-strace, 2026-12-06). */
+/* The daemon's own namespaces, read once: its workers leave them only for the span of
+ * one fs_caller_open (cgns_enter/cgns_leave on that thread, never meanwhile here), and the
+ * daemon never unshares. Reading them per caller was 3 more procfs lookups per open for
+ * writing (x-write-strace, 2026-12-06). Kept only once all three were read: a failure
+ * (ENOMEM, EMFILE under pressure) kept for good would have made every caller a stranger
+ * to our namespaces (no capability, every write judged in another cgroup namespace). */
 enum { NS_PID, NS_USER, NS_CGROUP, NS_COUNT };
 static const char *const ns_names[NS_COUNT] = { "pid", "user", "cgroup" };
 typedef struct {
@@ -57,23 +59,36 @@ typedef struct {
 	dev_t dev;
 	ino_t ino;
 } ns_id;
+static ns_id own[NS_COUNT];
+static gint own_ready; /* own[] is complete */
+static GMutex own_lock;
 
-static gpointer read_own_ns(gpointer data)
+/* The daemon's namespace i into *out; false when it cannot be read now. */
+static bool own_ns(int i, ns_id *out)
 {
-	ns_id *own = data;
+	if (g_atomic_int_get(&own_ready)) {
+		*out = own[i];
+		return true;
+	}
+	ns_id fresh[NS_COUNT] = { 0 };
+	bool all = true;
 	int self = open("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	for (int i = 0; i < NS_COUNT && self >= 0; i++)
-		own[i].ok = ns_id_at(self, ns_names[i], &own[i].dev, &own[i].ino);
+	for (int k = 0; k < NS_COUNT; k++) {
+		fresh[k].ok = self >= 0 && ns_id_at(self, ns_names[k], &fresh[k].dev, &fresh[k].ino);
+		all = all && fresh[k].ok;
+	}
 	if (self >= 0)
 		close(self);
-	return own;
-}
-
-static const ns_id *own_ns(void)
-{
-	static ns_id own[NS_COUNT];
-	static GOnce once = G_ONCE_INIT;
-	return g_once(&once, read_own_ns, own);
+	if (all) {
+		g_mutex_lock(&own_lock);
+		if (!g_atomic_int_get(&own_ready)) {
+			memcpy(own, fresh, sizeof own);
+			g_atomic_int_set(&own_ready, 1);
+		}
+		g_mutex_unlock(&own_lock);
+	}
+	*out = fresh[i];
+	return fresh[i].ok;
 }
 
 /* The caller's namespace i at procfd: its inode (0 when unreadable), and whether it
@@ -82,12 +97,12 @@ static ino_t caller_ns(int procfd, int i, bool *ours)
 {
 	dev_t dev;
 	ino_t ino;
-	const ns_id *own = &own_ns()[i];
+	ns_id mine;
 	if (!ns_id_at(procfd, ns_names[i], &dev, &ino)) {
 		*ours = false;
 		return 0;
 	}
-	*ours = own->ok && own->dev == dev && own->ino == ino;
+	*ours = own_ns(i, &mine) && mine.dev == dev && mine.ino == ino;
 	return ino;
 }
 
