@@ -63,11 +63,11 @@ if [ "$WALK" = 1 ] || [ "$MANAGE" = 1 ]; then
 		echo "ls = ls -l; cat = cat */memory.current; stat = cat */memory.stat; write = 100 limit writes"
 		echo "floor-mem answers from memory; floor passes through to the real files; floor-exact too,"
 		echo "a file's name never kept (what the shadow must do for sendfile readers)"
-		printf '%-6s %6s %-12s %8s %8s %8s %8s\n' kernel N way ls cat stat write
+		printf '%-6s %6s %-13s %8s %8s %8s %8s\n' kernel N way ls cat stat write
 		for k in $KERNELS; do
 			tr -d '\r' <"$BUILD/vm/serial-$k.log" | awk '$1 == "BENCH" && $3 == "walk" {
 				for (i = 4; i <= 9; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-				printf "%-6s %6s %-12s %8s %8s %8s %8s\n", $2, v["N"], v["way"], v["ls_ms"], v["cat_ms"], v["stat_ms"], v["write_ms"]
+				printf "%-6s %6s %-13s %8s %8s %8s %8s\n", $2, v["N"], v["way"], v["ls_ms"], v["cat_ms"], v["stat_ms"], v["write_ms"]
 				for (f in v) t[v["N"], v["way"], f] = v[f]; ns[v["N"]] = 1 }
 			END { for (n in ns) for (w = 1; w <= 3; w++) {
 				fl = w == 1 ? "floor-mem" : w == 2 ? "floor" : "floor-exact"
@@ -77,7 +77,7 @@ if [ "$WALK" = 1 ] || [ "$MANAGE" = 1 ]; then
 					a = t[n, "shadow", ks[j]]; b = t[n, fl, ks[j]]
 					line = line sprintf(" %8s", (a + 0 > 0 && b + 0 > 0) ? sprintf("%.2fx", a / b) : "-")
 				}
-				printf "%-6s %6s %-12s%s\n", "'"$k"'", n, "shadow/" substr(fl, 1, 5) (w == 1 ? "m" : w == 3 ? "x" : ""), line } }'
+				printf "%-6s %6s %-13s%s\n", "'"$k"'", n, "shadow/" substr(fl, 1, 5) (w == 1 ? "m" : w == 3 ? "x" : ""), line } }'
 		done
 		echo "FUSE requests the shadow served, per operation:"
 		for k in $KERNELS; do
