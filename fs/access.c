@@ -154,24 +154,24 @@ int fs_access_read(fuse_req_t req, const fs_node *n)
 	return fs_caller_permission(who, &st, R_OK);
 }
 
-bool fs_access_owner_writes(fuse_req_t req, const fs_node *n, int flags)
-{
-	struct stat st;
-	if (n->as_caller || shown_attr(n, &st) != 0)
-		return false;
-	mode_t need = (flags & O_ACCMODE) == O_RDWR ? S_IRUSR | S_IWUSR : S_IWUSR;
-	return fuse_req_ctx(req)->uid == st.st_uid && (st.st_mode & need) == need;
-}
-
-int fs_access_open(const fs_caller *c, const fs_node *n, int flags, int *write_err)
+int fs_access_open(fuse_req_t req, const fs_node *n, int flags, bool full, fs_caller **who,
+		   int *write_err)
 {
 	*write_err = 0;
-	if (n->as_caller)
-		return 0; /* the kernel checks the opener */
+	*who = NULL;
 	struct stat st;
-	int r = shown_attr(n, &st);
+	int r = n->as_caller ? 0 : shown_attr(n, &st);
 	if (r)
 		return r;
+	/* acl_permission_check() decides by the owner bits alone when the fsuid owns the
+	 * file: then neither groups nor capabilities can change the answer, and /proc status
+	 * (the heaviest read of the caller) is not needed */
+	mode_t need = (flags & O_ACCMODE) == O_RDWR ? S_IRUSR | S_IWUSR : S_IWUSR;
+	bool owner = !full && !n->as_caller && fuse_req_ctx(req)->uid == st.st_uid &&
+		     (st.st_mode & need) == need;
+	*who = owner ? fs_caller_new_owner(req) : fs_caller_new(req);
+	if (n->as_caller)
+		return 0; /* the kernel checks the opener */
 	const char *real = NULL; /* the real file whose write rules apply */
 	int dirfd = n->fd;
 	if (n->syn && !(n->syn->flags & FS_SYN_VIRTUAL)) {
@@ -180,11 +180,11 @@ int fs_access_open(const fs_caller *c, const fs_node *n, int flags, int *write_e
 		real = n->syn->name;
 		dirfd = n->cg_dirfd;
 	}
-	r = fs_caller_permission(c, &st, (flags & O_ACCMODE) == O_RDWR ? R_OK | W_OK : W_OK);
+	r = fs_caller_permission(*who, &st, (flags & O_ACCMODE) == O_RDWR ? R_OK | W_OK : W_OK);
 	if (r)
 		return r;
 	if (real)
-		*write_err = fs_caller_cgns_write_err(c, dirfd, real);
+		*write_err = fs_caller_cgns_write_err(*who, dirfd, real);
 	return 0;
 }
 

@@ -123,10 +123,8 @@ static fs_file *file_open(od_shadowfs *fs, fuse_req_t req, const fs_node *n, int
 	/* who is calling matters for writing only: a read opens as the daemon; an owner's
 	 * write open needs no more of the opener than its cgroup namespace */
 	g_autoptr(fs_caller) who = NULL;
-	if (acc != O_RDONLY)
-		who = !judged_by_opener(n) && fs_access_owner_writes(req, n, flags) ? fs_caller_new_owner(req)
-										      : fs_caller_new(req);
-	int r = who ? fs_access_open(who, n, flags, &write_err) : fs_access_read(req, n);
+	int r = acc != O_RDONLY ? fs_access_open(req, n, flags, judged_by_opener(n), &who, &write_err)
+				: fs_access_read(req, n);
 	if (r) {
 		*err = r;
 		return NULL;

@@ -170,7 +170,7 @@ typedef struct fs_caller {
 fs_caller *fs_caller_new(fuse_req_t req);
 /* The same without reading /proc/<tid>/status (the heaviest of the reads: each write
  * open paid for it, x-write-strace 2026-12-06): for an open the request's own fsuid
- * decides as the file's owner (fs_access_owner_writes), and that is judged by nothing
+ * decides as the file's owner (fs_access_open), and that is judged by nothing
  * of the opener but its cgroup namespace (not as_caller, not FS_SYN_AS_CALLER). Its
  * identity is the request's; it has no groups, no capabilities, no tgid and no NSpid. */
 fs_caller *fs_caller_new_owner(fuse_req_t req);
@@ -219,12 +219,12 @@ bool fs_caller_capable(const fs_caller *c, int cap);
 int fs_caller_cgns_write_err(const fs_caller *c, int dirfd, const char *name);
 /* At an open of node n for writing (flags): 0 or EACCES (the kernel's permission check of
  * the real file the daemon will write for the caller); *write_err is what every write of
- * this open must answer instead (0: none). */
+ * this open must answer instead (0: none); *who the caller (set unless the real file could
+ * not be stat'ed; freed by the caller of this), read whole when full (the write is judged by
+ * the opener's credentials) or when the owner bits alone do not decide. */
 struct fs_node;
-int fs_access_open(const fs_caller *c, const struct fs_node *n, int flags, int *write_err);
-/* Does the request's own fsuid own n's shown attributes, with the owner bits an open for
- * writing with flags needs (acl_permission_check decides by them alone)? Any thread. */
-bool fs_access_owner_writes(fuse_req_t req, const struct fs_node *n, int flags);
+int fs_access_open(fuse_req_t req, const struct fs_node *n, int flags, bool full, fs_caller **who,
+		   int *write_err);
 /* At a read-only open of node n: 0 or EACCES, judged by the real file's mode now. The kernel
  * judged the open by the attributes it keeps (FS_CACHE_S), and a reopen through
  * /proc/PID/fd/N walks no name that would refresh them: a mode the real tree closed a moment
