@@ -270,7 +270,10 @@ static uint64_t event_floor(lv_cg *g, bool rebase)
  * then, and after a threshold was added, only then). */
 static void sample(fs_evctl *e, GPtrArray *cgs, bool events)
 {
-	const uint64_t slack = OD_THR_STOCK_PAGES * (uint64_t)sysconf(_SC_PAGESIZE);
+	/* every online CPU may hold the cgroup's stock, and any charge there by another
+	 * cgroup drains it (refill_stock), not only this thread's reads (v1events.h) */
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	const uint64_t slack = OD_THR_STOCK_PAGES * (uint64_t)sysconf(_SC_PAGESIZE) * (uint64_t)(ncpu > 0 ? ncpu : 1);
 	for (guint i = 0; i < cgs->len; i++) {
 		lv_cg *g = g_ptr_array_index(cgs, i);
 		uint64_t u[2], floor = 0;

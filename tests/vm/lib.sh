@@ -210,16 +210,20 @@ stop_daemon() {
 # held_until DEADLINE_MS CG K0 PID...: until DEADLINE_MS (CLOCK_MONOTONIC ms), fail if CG's
 # oom_kill leaves K0 or a PID dies. The clock is read after the checks, so a slow shell (TCG)
 # never blames the daemon for a kill that came after the deadline. The clock is fast_ms's,
-# set onto CLOCK_MONOTONIC once and read 20 ms ahead (the loop ends a little early, never
-# late); more than 1 s before the deadline it looks every 200 ms (what comes between two looks
+# set onto CLOCK_MONOTONIC once with the realtime clock read *before* the monotonic one, so it
+# runs ahead of CLOCK_MONOTONIC by the fork and exec between the two reads, never behind (the
+# loop ends a little early, never late). Read after them, as it was, the offset fell behind by
+# whatever that fork took over a fixed 20 ms margin: r-race on 6.1 under two TCG VMs (CI
+# 2026-12-06) failed a hog "dead 3 ms before the deadline" that its kill watch would have
+# timed. More than 1 s before the deadline it looks every 200 ms (what comes between two looks
 # is still seen before the deadline), in the last second every 20 ms: a look at every 20 ms
 # step for the whole hold kept one vCPU busy under TCG.
 held_until() {
 	_dl=$1 _hcg=$2 _k0=$3
 	shift 3
-	_hoff=$(now_ms)
 	fast_ms
-	_hoff=$((_hoff - FAST_MS + 20))
+	_hoff=$FAST_MS
+	_hoff=$(($(now_ms) - _hoff + 1)) # + 1: both clocks read in whole ms
 	while :; do
 		_k=$(evkey "$_hcg" oom_kill)
 		_dead=''
