@@ -141,8 +141,37 @@ void od_controller_remove(od_controller *c, uint64_t id)
 		g_mutex_unlock(&(c)->lock);                           \
 	} while (0)
 
+/* stub_controller_hold_delay_writes: delay writes wait in their handler until released,
+ * as a write the kernel makes wait (a memory.max write's reclaim) keeps its worker */
+static GMutex hold_lock;
+static GCond hold_cond;
+static bool hold_on;
+static int held_now;
+
+void stub_controller_hold_delay_writes(bool on)
+{
+	g_mutex_lock(&hold_lock);
+	hold_on = on;
+	g_cond_broadcast(&hold_cond);
+	g_mutex_unlock(&hold_lock);
+}
+
+int stub_controller_delay_writes_held(void)
+{
+	g_mutex_lock(&hold_lock);
+	int n = held_now;
+	g_mutex_unlock(&hold_lock);
+	return n;
+}
+
 int od_controller_write_delay(od_controller *c, uint64_t id, uint64_t ms)
 {
+	g_mutex_lock(&hold_lock);
+	held_now++;
+	while (hold_on)
+		g_cond_wait(&hold_cond, &hold_lock);
+	held_now--;
+	g_mutex_unlock(&hold_lock);
 	WITH_CG(c, id, cg->v.delay_ms = ms);
 	return 0;
 }

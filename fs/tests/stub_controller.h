@@ -7,4 +7,7 @@ void stub_controller_set_under_oom(od_controller *c, uint64_t id, bool on);
 int stub_controller_adds(od_controller *c);
 void stub_controller_notify(od_controller *c, uint64_t id);  /* fires the notify hooks */
 void stub_controller_removed(od_controller *c, uint64_t id); /* forgets id, fires removed */
+/* while on, writes of memory.oom_delay_millisecs wait in their handler; how many wait */
+void stub_controller_hold_delay_writes(bool on);
+int stub_controller_delay_writes_held(void);
 #endif

@@ -19,7 +19,7 @@ hold() {
 # record N: the status line of hold N (waits up to 5 s for it to end)
 ended_as() { oomdelayfs status >/tmp/a.st && grep -Eq "^$1 +$2 .* $3 " /tmp/a.st; }
 record() { # record N CG END
-	wait_for 5000 ended_as "$1" "$2" "$3" || fail "hold $1 did not end as '$3': $(sed -n '/^HOLD/,$p' /tmp/a.st)"
+	wait_for 5000 ended_as "$1" "$2" "$3" || fail "hold $1 did not end as '$3' within 5 s: $(sed -n '/^HOLD/,$p' /tmp/a.st | tr -s ' ' | tr '\n' ';')"
 	grep -E "^$1 +$2 " /tmp/a.st
 }
 hold exit
