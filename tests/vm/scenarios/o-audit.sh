@@ -18,7 +18,7 @@ hold() {
 }
 # record N: the status line of hold N (waits up to 15 s for it to end: an exit or a move is
 # published 1 s after the end, PENDING_NS in daemon/audit.c, and a CI run of 3 VMs on 2 cores
-# once took more than the 5 s this waited before, 7, 2026-12-06; alone it shows in about 1 s)
+# once took more than the 5 s this waited before, 7, 2026-12-06; not reproduced alone)
 ended_as() { oomdelayfs status >/tmp/a.st && grep -Eq "^$1 +$2 .* $3 " /tmp/a.st; }
 record() { # record N CG END
 	wait_for 15000 ended_as "$1" "$2" "$3" || fail "hold $1 did not end as '$3' within 15 s: $(sed -n '/^HOLD/,$p' /tmp/a.st | tr -s ' ' | tr '\n' ';')"
