@@ -17,7 +17,7 @@ hold() {
 	wait_for 30000 uoom "$s" || fail "$1: no hold within 30 s: $(hold_state "$cg" "$s")"
 }
 # record N: the status line of hold N (waits up to 15 s for it to end: an exit or a move is
-# published 1 s after the end, PENDING_NS in daemon/audit.c, and a CI run of 3 VMs on 2 cores
+# published 1 s after the end, PENDING_NS in daemon/audit.c, and a CI-like run, two VMs on 2 cores,
 # once took more than the 5 s this waited before, 7, 2026-12-06; not reproduced alone)
 ended_as() { oomdelayfs status >/tmp/a.st && grep -Eq "^$1 +$2 .* $3 " /tmp/a.st; }
 record() { # record N CG END
