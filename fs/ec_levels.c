@@ -62,6 +62,7 @@ struct ec_levels {
 	bool stop;       /* under e->lock */
 	ec_limits *limits; /* the thread's: pressure listeners' cgroups */
 	ec_limits *thr_events; /* the thread's: thresholds' cgroups */
+	uint64_t slack;  /* of a sampled usage (od_thr_check_apex), set once at the start */
 };
 
 static void cg_free(lv_cg *g)
@@ -270,10 +271,7 @@ static uint64_t event_floor(lv_cg *g, bool rebase)
  * then, and after a threshold was added, only then). */
 static void sample(fs_evctl *e, GPtrArray *cgs, bool events)
 {
-	/* every online CPU may hold the cgroup's stock, and any charge there by another
-	 * cgroup drains it (refill_stock), not only this thread's reads (v1events.h) */
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	const uint64_t slack = OD_THR_STOCK_PAGES * (uint64_t)sysconf(_SC_PAGESIZE) * (uint64_t)(ncpu > 0 ? ncpu : 1);
+	const uint64_t slack = e->levels->slack;
 	for (guint i = 0; i < cgs->len; i++) {
 		lv_cg *g = g_ptr_array_index(cgs, i);
 		uint64_t u[2], floor = 0;
@@ -556,6 +554,12 @@ static gpointer levels_thread(gpointer data)
 ec_levels *ec_levels_new(fs_evctl *e, int *err)
 {
 	ec_levels *lv = g_new0(ec_levels, 1);
+	/* a stock on every CPU that may hold one: any charge there by another cgroup drains it
+	 * (refill_stock), not only this thread's reads (v1events.h). Configured CPUs, read once
+	 * (glibc reads sysfs for it): a CPU taken offline has its stocks drained, so they bound
+	 * the online ones whatever hotplug does later. */
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	lv->slack = OD_THR_STOCK_PAGES * (uint64_t)sysconf(_SC_PAGESIZE) * (uint64_t)(ncpu > 0 ? ncpu : 1);
 	lv->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (lv->wake < 0) {
 		*err = errno;

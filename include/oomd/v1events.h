@@ -67,7 +67,7 @@ uint64_t od_thr_peak_apex(od_thr_peak *p, uint64_t peak);
 void od_thr_check_apex(od_thresholds *t, uint64_t apex, uint64_t usage, uint64_t slack,
 		       uint64_t **crossed, size_t *n);
 /* The slack of a sampled usage: one CPU's charge stock, MEMCG_CHARGE_BATCH (64) pages, on
- * every online CPU. Not only the sample's own reads drain a stock: a charge by another
+ * every CPU. Not only the sample's own reads drain a stock: a charge by another
  * cgroup on a CPU that holds this one's does (refill_stock replaces it), so with two hogs on
  * two CPUs the usage fell under the peak by two stocks (d-v1perm, 6.1, CI 2026-12-06: a 16M
  * threshold on c2 heard 4 signals, native v1 2, with one CPU's slack). A larger slack costs

@@ -174,6 +174,14 @@ restart_daemon() {
 # _mounted MP: a FUSE file system is mounted on MP (only FUSE: the shadow may be mounted over
 # /sys/fs/cgroup, where the real cgroup2 mount must never count, nor be unmounted)
 _mounted() { awk -v m="$1" '$2 == m && $3 ~ /^fuse/ {f = 1} END {exit !f}' /proc/mounts; }
+# floor_exact REALDIR N MNT: floorfs -s -r REALDIR -F 0 on MNT (the floor sending the shadow's
+# requests: docs/DESIGN.md, "three floors") over REALDIR's cgroups c0..c<N-1>; sets FLOOR_PID
+floor_exact() {
+	mkdir -p "$3"
+	floorfs -n "$2" -s -r "$1" -F 0 "$3" &
+	FLOOR_PID=$!
+	wait_for 10000 _mounted "$3" || fail "floorfs -r $1 did not mount $3"
+}
 # stop_daemon: SIGTERM and wait (5 s) for the daemon to exit and unmount; otherwise SIGKILL,
 # and if it still hangs (e.g. in a request to its own mount) abort its FUSE connections.
 # Never blocks for more than about 10 s. Sets DAEMON_STOP (how it went) and DAEMON_STOP_MS.
@@ -222,8 +230,7 @@ held_until() {
 	_dl=$1 _hcg=$2 _k0=$3
 	shift 3
 	fast_ms
-	_hoff=$FAST_MS
-	_hoff=$(($(now_ms) - _hoff + 1)) # + 1: both clocks read in whole ms
+	_hoff=$(($(now_ms) - FAST_MS + 1)) # + 1: both clocks read in whole ms
 	while :; do
 		_k=$(evkey "$_hcg" oom_kill)
 		_dead=''

@@ -31,24 +31,21 @@ count() {
 		{ dv = $3 - v0[$1]; dn = $4 - n0[$1]; if (dv + dn) printf "  %-8s %-18s vol %6d invol %5d  (%.2f/file)\n", $1, $2, dv, dn, (dv + dn) / 2000; V += dv; N += dn }
 		END { printf "  total vol %d invol %d: %.2f switches per file; %d ms for 2000 files\n", V, N, (V + N) / 2000, t }' /tmp/cs.a /tmp/cs.b
 }
-mkdir -p /floorx
-floorfs -n 500 -s -r "$p" -F 0 /floorx &
-FP=$!
-wait_for 10000 _mounted /floorx || fail "floorfs"
+floor_exact "$p" 500 /floorx
 echo "===== the shadow"
 count "$DAEMON_PID" "$sp"
 echo "===== floorfs -r -F 0 -s"
-count "$FP" "/floorx${p#$CGROOT}"
+count "$FLOOR_PID" "/floorx${p#$CGROOT}"
 echo "===== the shadow again"
 count "$DAEMON_PID" "$sp"
 echo "===== floorfs -r -F 0 -s again"
-count "$FP" "/floorx${p#$CGROOT}"
+count "$FLOOR_PID" "/floorx${p#$CGROOT}"
 stop_daemon
 # the best a single reader could do for one client: the shadow with one worker
 start_daemon /shadow --max-threads 1
 echo "===== the shadow, --max-threads 1"
 count "$DAEMON_PID" "$sp"
 count "$DAEMON_PID" "$sp"
-kill -TERM "$FP"
+kill -TERM "$FLOOR_PID"
 stop_daemon
 pass "counted"

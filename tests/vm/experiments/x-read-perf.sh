@@ -29,14 +29,11 @@ profile() {
 	echo "=== by dso"
 	perf report -i /tmp/perf.data --stdio --no-children --sort dso -g none 2>/dev/null | grep "%" | head -12
 }
-mkdir -p /floorx
-floorfs -n 500 -s -r "$p" -F 0 /floorx &
-FP=$!
-wait_for 10000 _mounted /floorx || fail "floorfs"
+floor_exact "$p" 500 /floorx
 echo "===== the shadow"
 profile "$DAEMON_PID" "$sp"
 echo "===== floorfs -r -F 0 -s"
-profile "$FP" "/floorx${p#$CGROOT}"
-kill -TERM "$FP"
+profile "$FLOOR_PID" "/floorx${p#$CGROOT}"
+kill -TERM "$FLOOR_PID"
 stop_daemon
 pass "profiled"
