@@ -128,7 +128,7 @@ static int shown_attr(const fs_node *n, struct stat *st)
 {
 	if (n->syn && !(n->syn->flags & FS_SYN_VIRTUAL))
 		return fs_synth_attr(n->fd, n->syn, st);
-	return fstatat(n->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? errno : 0;
+	return fs_stat_fd(n->fd, st);
 }
 
 int fs_access_read(fuse_req_t req, const fs_node *n)

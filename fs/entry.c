@@ -105,10 +105,10 @@ int fs_do_lookup(od_shadowfs *fs, fs_node *dir, const char *name, uid_t uid,
 		close(fd); /* the kill path's reserve (fdguard.h): what the caller's own open answers */
 		return EMFILE;
 	}
-	if (fstatat(fd, "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
-		int err = errno;
+	int serr = fs_stat_fd(fd, &e->attr);
+	if (serr) {
 		close(fd);
-		return err;
+		return serr;
 	}
 	if (!fs_v1_shows_real(fs->opts.v1_layout, S_ISDIR(e->attr.st_mode))) {
 		close(fd);
@@ -160,8 +160,9 @@ static int node_stat(const fs_node *n, struct stat *st)
 {
 	if (n->syn && !(n->syn->flags & FS_SYN_VIRTUAL))
 		return synth_stat(n->fd, n->nodeid, n->syn, st);
-	if (fstatat(n->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
-		return errno;
+	int err = fs_stat_fd(n->fd, st);
+	if (err)
+		return err;
 	kernel_facing_size(st);
 	return 0;
 }
@@ -359,7 +360,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 					  g_strerror(r));
 		}
 		struct stat st;
-		if (fstatat(n->fd, "", &st, AT_EMPTY_PATH) == 0)
+		if (fs_stat_fd(n->fd, &st) == 0)
 			e.attr = st;
 	}
 	if (fuse_reply_entry(req, &e) != 0)

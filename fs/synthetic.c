@@ -136,17 +136,6 @@ static const fs_synth table[] = {
 
 G_STATIC_ASSERT(G_N_ELEMENTS(table) < (1u << FS_SYN_SHIFT));
 
-const fs_synth *fs_synth_find(const char *name)
-{
-	/* Every name we handle starts with "memory." or "cgroup."; most lookups miss here. */
-	if (name[0] != 'm' && name[0] != 'c')
-		return NULL;
-	for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
-		if (strcmp(table[i].name, name) == 0)
-			return &table[i];
-	return NULL;
-}
-
 const fs_synth *fs_synth_at(unsigned index)
 {
 	return index < G_N_ELEMENTS(table) ? &table[index] : NULL;

@@ -81,16 +81,29 @@ unsigned fs_layout_count(bool v1)
 	return v1 ? N_SHARED + G_N_ELEMENTS(v1_table) : fs_synth_count();
 }
 
+/* A lookup of every name a walk meets (memory.current, memory.stat, ...) asks here, and most
+ * miss: one hash lookup per layout in place of a strcmp per entry (nine to fifteen; callgrind
+ * of the all-files read, 2026-12-06: 350 instructions a lookup, 5% of the daemon's). Built
+ * once, read-only after, so workers look up without a lock. */
+static GHashTable *by_name(bool v1)
+{
+	static gsize done[2];
+	static GHashTable *tables[2];
+	if (g_once_init_enter(&done[v1])) {
+		GHashTable *t = g_hash_table_new(g_str_hash, g_str_equal);
+		for (unsigned i = 0; i < fs_layout_count(v1); i++) {
+			const fs_synth *s = fs_layout_at(v1, i);
+			g_hash_table_insert(t, (gpointer)s->name, (gpointer)s);
+		}
+		tables[v1] = t;
+		g_once_init_leave(&done[v1], 1);
+	}
+	return tables[v1];
+}
+
 const fs_synth *fs_layout_find(bool v1, const char *name)
 {
-	if (!v1)
-		return fs_synth_find(name);
-	for (unsigned i = 0; i < fs_layout_count(true); i++) {
-		const fs_synth *s = fs_layout_at(true, i);
-		if (strcmp(s->name, name) == 0)
-			return s;
-	}
-	return NULL;
+	return g_hash_table_lookup(by_name(v1), name);
 }
 
 bool fs_layout_present(bool v1, const fs_synth *s, fs_memcg_kind kind, int dirfd)

@@ -1,6 +1,6 @@
 /* v1layout.h — the cgroup-v1 memory layout (--layout v1, od_shadowfs_opts.v1_layout):
  * its own table of synthetic files (v1layout.c) and the layout-aware lookups the
- * op files use instead of fs_synth_find/at/count. Private to fs/.
+ * op files use instead of fs_synth_at/count. Private to fs/.
  * The mapping of every file is documented in docs/V1-LAYOUT.md.
  */
 #ifndef OOMD_FS_V1LAYOUT_H

@@ -26,10 +26,9 @@ static fs_node *real_node(fuse_req_t req, fuse_ino_t ino, struct stat *st, int *
 	}
 	if (n->syn && !(n->syn->flags & FS_SYN_VIRTUAL))
 		return NULL;
-	if (fstatat(n->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
-		*err = errno;
+	*err = fs_stat_fd(n->fd, st);
+	if (*err)
 		return NULL;
-	}
 	return n;
 }
 

@@ -14,8 +14,10 @@
  *         changes needs with sendfile readers (the shadow tree's files; docs/DESIGN.md,
  *         "a file's attributes kept 1 s too, its name never"): every walk looks it up again
  *   -r D  a pass-through floor over the real directory D (bench-walk's real parent of the
- *         N cgroups), doing the kernel work the shadow does: the attributes of c<i> are an
- *         fstatat of D/c<i> at each lookup and listing, and a file of c<i> (of any other
+ *         N cgroups), doing the kernel work the shadow does: the attributes of c<i> and of
+ *         its files are an fstatat of the real one at each lookup, listing and getattr (until
+ *         2026-12-06 a file's were made up: fewer system calls than a pass-through can make,
+ *         the shadow's were measured against that), and a file of c<i> (of any other
  *         directory: of D) is opened, read, written and closed for real, one descriptor per
  *         open, pread/pwrite at the caller's offset; its extended attributes are read from the
  *         real object (the kernel asks for security.capability before every write)
@@ -112,8 +114,18 @@ static int fill_stat(fuse_ino_t ino, struct stat *st)
 	fuse_ino_t k = file_kind(ino);
 	if (!k)
 		return ENOENT;
-	st->st_mode = S_IFREG | (k == MAX ? 0644 : 0444);
-	st->st_nlink = 1;
+	if (realfd >= 0) {
+		/* a pass-through server asks the real tree for a file's attributes too: its owner
+		 * and mode change (delegation, chmod) and memory.* vanish with the controller */
+		char path[64];
+		real_path(ino, path);
+		if (fstatat(realfd, path, st, AT_SYMLINK_NOFOLLOW) < 0)
+			return errno;
+		st->st_ino = ino;
+	} else {
+		st->st_mode = S_IFREG | (k == MAX ? 0644 : 0444);
+		st->st_nlink = 1;
+	}
 	st->st_size = 4096; /* as the shadow tree reports a cgroup file (see docs/DESIGN.md) */
 	return 0;
 }
