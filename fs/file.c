@@ -358,11 +358,12 @@ void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 /* A real cgroup file's content is a page or less (memory.current, memory.stat on 6.1-7),
  * and readers ask for far more (cat: 128 KiB): a read is tried into a page on the stack
  * (within the 64 KiB each worker prefaults, session.c) and only a full page is read again
- * into the caller's size. A shorter answer is the whole rest of the file: kernfs's
- * seq_file reads fill the buffer up to EOF (seq_read_iter), its other files answer one
- * page at most (kernfs_file_read_iter), so the caller gets the bytes a read of its own
- * size would have given, from the same single read. An allocation of the caller's size
- * per READ was a third of read_real's instructions (callgrind, 2026-12-06). */
+ * into the caller's size. A shorter answer is what the caller's size would have got too:
+ * a seq_file read (seq_read_iter) stops short of the request only at EOF or where its
+ * buffer, a page or more, cannot take the next record, and that happens at the same
+ * place for any request of a page or more; kernfs's other files answer one page at most
+ * (kernfs_file_read_iter); a regular file is short only at EOF. An allocation of the
+ * caller's size per READ was a third of read_real's instructions (callgrind, 2026-12-06). */
 #define FS_READ_SMALL 4096
 
 static void read_real(fuse_req_t req, fs_file *f, size_t size, off_t off)

@@ -93,7 +93,8 @@ static GHashTable *by_name(bool v1)
 		GHashTable *t = g_hash_table_new(g_str_hash, g_str_equal);
 		for (unsigned i = 0; i < fs_layout_count(v1); i++) {
 			const fs_synth *s = fs_layout_at(v1, i);
-			g_hash_table_insert(t, (gpointer)s->name, (gpointer)s);
+			if (!g_hash_table_contains(t, s->name)) /* the first of a name, as a scan found */
+				g_hash_table_insert(t, (gpointer)s->name, (gpointer)s);
 		}
 		tables[v1] = t;
 		g_once_init_leave(&done[v1], 1);

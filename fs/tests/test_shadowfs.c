@@ -157,6 +157,35 @@ Test(shadowfs, pass_through_uses_the_callers_offsets)
 	cr_assert_str_eq(real, "oXm 0\noom_kill 0\n");
 }
 
+/* read_real tries a page first: files shorter than, equal to and longer than a page read
+ * whole through one large read, and at offsets on both sides of the page */
+Test(shadowfs, reads_around_a_page_give_the_real_bytes)
+{
+	SKIP_UNLESS_READY();
+	const size_t sizes[] = { 7, 4095, 4096, 4097, 10000 };
+	for (size_t k = 0; k < G_N_ELEMENTS(sizes); k++) {
+		size_t len = sizes[k];
+		g_autofree char *data = g_malloc(len);
+		for (size_t i = 0; i < len; i++)
+			data[i] = (char)('a' + (i * 7 + k) % 26);
+		g_autofree char *rp = g_build_filename(fixture, "a/memory.stat", NULL);
+		cr_assert(g_file_set_contents(rp, data, (gssize)len, NULL));
+		g_autofree char *p = in_mnt("a/memory.stat");
+		int fd = open(p, O_RDONLY);
+		cr_assert_geq(fd, 0, "open %s: %s", p, strerror(errno));
+		g_autofree char *got = g_malloc0(65536);
+		ssize_t n = pread(fd, got, 65536, 0); /* one READ of 64 KiB (direct_io) */
+		cr_assert_eq(n, (ssize_t)len, "size %zu: read %zd", len, n);
+		cr_assert(memcmp(got, data, len) == 0, "size %zu: other bytes", len);
+		off_t off = len > 4096 ? 4090 : (off_t)len / 2;
+		n = pread(fd, got, 65536, off);
+		cr_assert_eq(n, (ssize_t)len - off, "size %zu at %lld: read %zd", len, (long long)off, n);
+		cr_assert(memcmp(got, data + off, len - (size_t)off) == 0);
+		cr_assert_eq(pread(fd, got, 65536, (off_t)len), 0, "size %zu: EOF", len);
+		close(fd);
+	}
+}
+
 Test(shadowfs, tree_changes_show_at_once)
 {
 	SKIP_UNLESS_READY();
