@@ -314,7 +314,8 @@ fs_node *fs_inodes_intern_real(fs_inodes *t, const fs_node *dir, int fd, const s
 		n->cg_id = dir->cg_id;
 		n->cg_parent = dir->cg_parent;
 		n->cg_is_root = dir->cg_is_root;
-		const fs_synth *s = fs_layout_find(false, name) /* v2's table: which real files are virtualised */;
+		/* v2's table says which real files are virtualised, whatever the layout */
+		const fs_synth *s = fs_layout_find(false, name);
 		if (s && (s->flags & FS_SYN_VIRTUAL) && S_ISREG(st->st_mode)) {
 			n->cg_dirfd = fcntl(dir->fd, F_DUPFD_CLOEXEC, 3);
 			if (n->cg_dirfd < 0) {

@@ -6,8 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdio.h>
-#include <string.h>
 
 #include "cgroup.h"
 #include "v1files.h"
