@@ -33,7 +33,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -124,7 +123,7 @@ int ec_levels_add_locked(fs_evctl *e, ec_listener *l, int dirfd, bool is_root, u
 		g->dirfd = fd;
 		g->is_root = is_root;
 		char link[64];
-		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+		fs_proc_path(link, fd);
 		g->path = g_file_read_link(link, NULL);
 		if (!g->path)
 			g->path = g_strdup_printf("?%" G_GUINT64_FORMAT, l->id); /* below nothing */
