@@ -159,13 +159,18 @@ static bool nofile_limit(struct rlimit *rl)
 	return ok;
 }
 
-bool fs_fd_within_budget(int fd)
+size_t fs_fd_budget(void)
 {
 	struct rlimit rl;
-	if (fd < 0 || !nofile_limit(&rl) || rl.rlim_cur == RLIM_INFINITY)
-		return fd >= 0;
+	if (!nofile_limit(&rl) || rl.rlim_cur == RLIM_INFINITY)
+		return SIZE_MAX;
 	rlim_t reserve = MAX((rlim_t)FS_FD_RESERVE_MIN, rl.rlim_cur / FS_FD_RESERVE_SHARE);
 	if (reserve > rl.rlim_cur / 2)
 		reserve = rl.rlim_cur / 2;
-	return (rlim_t)fd < rl.rlim_cur - reserve;
+	return (size_t)(rl.rlim_cur - reserve);
+}
+
+bool fs_fd_within_budget(int fd)
+{
+	return fd >= 0 && (size_t)fd < fs_fd_budget();
 }

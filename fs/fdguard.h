@@ -14,6 +14,7 @@
 #define OOMD_FS_FDGUARD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -45,6 +46,9 @@ int fs_fd_identity(pid_t pid, int fd, dev_t *dev, uint64_t *ino);
  * daemon: false means give it back and answer EMFILE. The limit is read again at most
  * once a second (a change by prlimit(1) counts within the second). */
 bool fs_fd_within_budget(int fd);
+/* The descriptors requests may take in all: RLIMIT_NOFILE's soft limit less the reserve,
+ * read as fs_fd_within_budget reads it (SIZE_MAX without a limit). */
+size_t fs_fd_budget(void);
 
 /* ---- the closer: closes descriptors taken from callers ----
  * Each close runs on a thread of its own (a small detached stack), so one that

@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "fdguard.h"
@@ -34,16 +33,14 @@ struct fs_inodes {
 	fs_sweeper *sweeper;
 };
 
-/* A uid's share of the descriptors requests may take (fdguard.h's budget). */
+/* A uid's share of the descriptors requests may take (fdguard.h's budget, whose limit is
+ * read once a second: a getrlimit of its own here ran at every node made, under the
+ * table's lock, one of the five system calls a new file name cost; x-stat-walk, 7,
+ * 2026-12-06). */
 static size_t uid_share(void)
 {
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
-		return SIZE_MAX;
-	rlim_t reserve = MAX((rlim_t)FS_FD_RESERVE_MIN, rl.rlim_cur / FS_FD_RESERVE_SHARE);
-	if (reserve > rl.rlim_cur / 2)
-		reserve = rl.rlim_cur / 2;
-	return (size_t)((rl.rlim_cur - reserve) / FS_INODES_UID_SHARE);
+	size_t budget = fs_fd_budget();
+	return budget == SIZE_MAX ? SIZE_MAX : budget / FS_INODES_UID_SHARE;
 }
 
 /* May uid's lookups hold n more descriptors? Charged if so. Called with the lock held. */
