@@ -257,11 +257,22 @@ typedef struct fs_node {
 	int cg_dirfd;       /* O_PATH of that cgroup's directory for virtual files, else -1 */
 	bool as_caller;     /* opened for writing with the caller's credentials */
 	bool is_dir;        /* a real directory (a cgroup) */
+	/* a file whose name had a node in its directory before (names_seen): one looked up
+	 * again after a sweep, which the sweeper then keeps for a while (sweep.c) */
+	bool repeat;
 	/* descriptors it holds, counted against the uid whose lookup made it (inodes.c) */
 	uid_t owner;
 	unsigned nfds;
-	/* a file's directory node and name, for the sweeper's FUSE_NOTIFY_INVAL_ENTRY */
-	uint64_t parent;
+	/* when the kernel last looked it up (fs_now_ds), for the sweeper; table lock */
+	uint32_t used_ds;
+	union {
+		/* a file's directory node (and name below), for the sweeper's
+		 * FUSE_NOTIFY_INVAL_ENTRY */
+		uint64_t parent;
+		/* a directory's: the file names that had a node in it, a bit per name hash
+		 * (a collision only keeps a first-time name as a repeated one); table lock */
+		uint64_t names_seen;
+	};
 	char *name;
 } fs_node;
 
@@ -295,9 +306,10 @@ size_t fs_inodes_fds(fs_inodes *t, uid_t uid, size_t *of_uid, size_t *of_files);
  * uses any more keeps its node, and its descriptor, indefinitely. The sweeper asks the
  * kernel to drop the entries of files (FUSE_NOTIFY_INVAL_ENTRY): unused ones go, with
  * a FORGET; used ones are looked up again at the next path walk. Started once the loop
- * can serve; any thread may kick it (never blocks). Sweeps when kicked, and while file
- * nodes hold many descriptors every 5 s, backing off to 20 s while sweeps free nothing
- * (names in use); never with few. */
+ * can serve; any thread may kick it (never blocks). Sweeps when kicked (every unused
+ * name), and while file nodes hold many descriptors every 5 s, backing off to 20 s while
+ * sweeps free nothing (names in use or looked up within opts.name_keep_s, the most recent
+ * opts.name_keep_max of them); never with few. */
 typedef struct fs_sweeper fs_sweeper;
 fs_sweeper *fs_sweeper_new(od_shadowfs *fs);
 void fs_sweeper_kick(fs_sweeper *w);
@@ -307,9 +319,19 @@ void fs_sweeper_kick(fs_sweeper *w);
 #define FS_SWEEP_IDLE 256
 void fs_sweeper_wake(fs_sweeper *w);
 void fs_sweeper_free(fs_sweeper *w);
-/* The files the kernel knows (parent node id, name), for the sweeper: (uint64_t, char*)
- * pairs appended to out (names g_strdup'd). */
-void fs_inodes_files(fs_inodes *t, GArray *parents, GPtrArray *names);
+/* The monotonic clock in tenths of a second: when a node was last looked up. */
+static inline uint32_t fs_now_ds(void)
+{
+	return (uint32_t)(g_get_monotonic_time() / (G_USEC_PER_SEC / 10));
+}
+/* The files the kernel knows (parent node id, name), for the sweeper: every one made for
+ * the first time, and the repeated ones last looked up before before_ds (UINT32_MAX: all);
+ * (uint64_t, char*) pairs appended to out (names g_strdup'd). */
+void fs_inodes_files(fs_inodes *t, uint32_t before_ds, GArray *parents, GPtrArray *names);
+/* The stamp below which repeated file names go so that only those looked up since since_ds
+ * stay, at most keep_max of them (the most recent; names sharing the stamp at the limit go
+ * too). */
+uint32_t fs_inodes_keep_cutoff(fs_inodes *t, uint32_t since_ds, unsigned keep_max);
 void fs_inodes_set_sweeper(fs_inodes *t, fs_sweeper *w);
 void fs_inodes_forget(fs_inodes *t, fuse_ino_t id, uint64_t n);
 /* The node id of the cgroup directory with kernfs id id (the served root: FUSE_ROOT_ID)
@@ -615,6 +637,9 @@ void fs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
  * (fuse_permission asks once the attributes have timed out): 2 of the 8 requests each
  * file cost a walk reading every cgroup's memory.current (bench-walk, 7, 2026-12-05). */
 #define FS_CACHE_S 1.0
+/* od_shadowfs_opts' name_keep_s and name_keep_max (sweep.c) */
+#define FS_NAME_KEEP_S 30
+#define FS_NAME_KEEP_MAX 4096
 /* A name is kept for directories only: a regular file's name is looked up again at every
  * path walk, because that LOOKUP is what sets its size back. Since 6.5 a splice/sendfile
  * read of a direct_io file goes through the page cache (filemap_splice_read, fs/fuse/file.c

@@ -102,7 +102,12 @@ void fs_inodes_set_sweeper(fs_inodes *t, fs_sweeper *w)
 	g_mutex_unlock(&t->lock);
 }
 
-void fs_inodes_files(fs_inodes *t, GArray *parents, GPtrArray *names)
+static bool is_file(const fs_node *n)
+{
+	return !n->is_dir && n->name && n->parent;
+}
+
+void fs_inodes_files(fs_inodes *t, uint32_t before_ds, GArray *parents, GPtrArray *names)
 {
 	g_mutex_lock(&t->lock);
 	GHashTableIter it;
@@ -110,12 +115,40 @@ void fs_inodes_files(fs_inodes *t, GArray *parents, GPtrArray *names)
 	g_hash_table_iter_init(&it, t->by_id);
 	while (g_hash_table_iter_next(&it, NULL, &v)) {
 		fs_node *n = v;
-		if (n->is_dir || !n->name || !n->parent)
+		if (!is_file(n) || (n->repeat && n->used_ds >= before_ds))
 			continue;
 		g_array_append_val(parents, n->parent);
 		g_ptr_array_add(names, g_strdup(n->name));
 	}
 	g_mutex_unlock(&t->lock);
+}
+
+static gint newest_first(gconstpointer a, gconstpointer b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+uint32_t fs_inodes_keep_cutoff(fs_inodes *t, uint32_t since_ds, unsigned keep_max)
+{
+	GArray *recent = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+	g_mutex_lock(&t->lock);
+	GHashTableIter it;
+	gpointer v;
+	g_hash_table_iter_init(&it, t->by_id);
+	while (g_hash_table_iter_next(&it, NULL, &v)) {
+		const fs_node *n = v;
+		if (is_file(n) && n->repeat && n->used_ds >= since_ds)
+			g_array_append_val(recent, n->used_ds);
+	}
+	g_mutex_unlock(&t->lock);
+	uint32_t cutoff = since_ds;
+	if (recent->len > keep_max) {
+		g_array_sort(recent, newest_first);
+		cutoff = g_array_index(recent, uint32_t, keep_max) + 1;
+	}
+	g_array_unref(recent);
+	return cutoff;
 }
 
 static guint key_hash(gconstpointer p)
@@ -256,12 +289,22 @@ static fs_node *insert_locked(fs_inodes *t, fs_node *n, uint64_t preferred, uid_
 	fs_node *old = g_hash_table_lookup(t->by_key, n);
 	if (old) {
 		old->nlookup++;
+		old->used_ds = fs_now_ds();
 		return old;
 	}
 	if (!charge_locked(t, n, uid, (n->fd >= 0) + (n->cg_dirfd >= 0)))
 		return NULL;
 	n->nodeid = pick_id(t, preferred);
 	n->nlookup = 1;
+	n->used_ds = fs_now_ds();
+	if (is_file(n)) {
+		fs_node *dir = g_hash_table_lookup(t->by_id, &n->parent);
+		uint64_t bit = UINT64_C(1) << (g_str_hash(n->name) & 63);
+		if (dir && dir->is_dir) {
+			n->repeat = (dir->names_seen & bit) != 0;
+			dir->names_seen |= bit;
+		}
+	}
 	g_hash_table_add(t->by_key, n);
 	g_hash_table_insert(t->by_id, &n->nodeid, n);
 	return n;
@@ -272,8 +315,10 @@ fs_node *fs_inodes_ref_known(fs_inodes *t, const struct stat *st)
 	fs_node k = { .dev = st->st_dev, .ino = st->st_ino, .tag = 0 }; /* a key */
 	g_mutex_lock(&t->lock);
 	fs_node *n = g_hash_table_lookup(t->by_key, &k);
-	if (n)
+	if (n) {
 		n->nlookup++;
+		n->used_ds = fs_now_ds();
+	}
 	g_mutex_unlock(&t->lock);
 	return n;
 }
@@ -288,6 +333,7 @@ fs_node *fs_inodes_intern_real(fs_inodes *t, const fs_node *dir, int fd, const s
 	fs_node *old = g_hash_table_lookup(t->by_key, &k);
 	if (old) {
 		old->nlookup++;
+		old->used_ds = fs_now_ds();
 		g_mutex_unlock(&t->lock);
 		close(fd);
 		return old;
@@ -352,6 +398,7 @@ fs_node *fs_inodes_intern_synth(fs_inodes *t, const fs_node *dir, const fs_synth
 	fs_node *old = g_hash_table_lookup(t->by_key, &k);
 	if (old) {
 		old->nlookup++;
+		old->used_ds = fs_now_ds();
 		g_mutex_unlock(&t->lock);
 		return old;
 	}

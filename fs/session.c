@@ -52,6 +52,8 @@ void od_shadowfs_opts_defaults(od_shadowfs_opts *o)
 	o->state_fd = -1;
 	o->kept_outside = false;
 	o->cache_s = FS_CACHE_S;
+	o->name_keep_s = FS_NAME_KEEP_S;
+	o->name_keep_max = FS_NAME_KEEP_MAX;
 }
 
 /* The process umask without changing it (umask(2) cannot read without writing,

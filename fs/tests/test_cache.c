@@ -196,6 +196,7 @@ Test(cache, a_change_through_the_shadow_shows_at_once)
 Test(cache, roots_unused_file_names_are_swept, .timeout = 30)
 {
 	SKIP_UNLESS_READY();
+	fs->opts.name_keep_s = 0; /* none spared for recent use (the next test) */
 	const int n = FS_SWEEP_IDLE + 44;
 	for (int i = 0; i < n; i++) {
 		g_autofree char *rel = g_strdup_printf("a/f%03d", i);
@@ -222,6 +223,73 @@ Test(cache, roots_unused_file_names_are_swept, .timeout = 30)
 	g_autofree char *p0 = in_mnt("a/f000");
 	struct stat st;
 	cr_assert_eq(stat(p0, &st), 0, "a swept name is looked up again");
+}
+
+/* Is name (in the fixture's "a") a node the kernel still knows? */
+static bool known(const char *name)
+{
+	g_autofree char *dir = g_strdup_printf("%s/a", fixture);
+	struct stat st;
+	cr_assert_eq(stat(dir, &st), 0);
+	return fs_inodes_find_child(fs->inodes, st.st_ino, name) != 0;
+}
+
+static void stat_all(int n, int late)
+{
+	for (int i = 0; i < n; i++) {
+		if (i == n - late)
+			g_usleep(500000); /* the later group's stamps are newer */
+		g_autofree char *p = g_strdup_printf("%s/a/k%03d", mnt, i);
+		struct stat st;
+		cr_assert_eq(stat(p, &st), 0, "stat %s: %s", p, strerror(errno));
+	}
+}
+
+/* polls for up to 15 s (a sweep period doubles to 10 s when one frees nothing) */
+static bool gone_within_15s(const char *name)
+{
+	for (int i = 0; i < 150; i++) {
+		if (!known(name))
+			return true;
+		g_usleep(100000);
+	}
+	return false;
+}
+
+/* A monitor reads the same files every 10-15 s: a periodic sweep takes a name looked up for
+ * the first time, and spares one made again after a sweep while it was looked up within
+ * opts.name_keep_s, at most opts.name_keep_max of them (the most recent). 300 names looked
+ * up, swept, looked up again in two groups half a second apart: the next sweep takes none;
+ * with the bound lowered to the second group's 100, the next one takes the first group and
+ * keeps the second. */
+Test(cache, file_names_looked_up_again_are_kept, .timeout = 90)
+{
+	SKIP_UNLESS_READY();
+	fs->opts.name_keep_s = 600;
+	const int n = FS_SWEEP_IDLE + 44, late = 100;
+	for (int i = 0; i < n; i++) {
+		g_autofree char *rel = g_strdup_printf("a/k%03d", i);
+		put(rel, "1\n");
+	}
+	stat_all(n, 0);
+	cr_assert(gone_within_15s("k000"), "a name looked up once was not swept");
+	g_usleep(500000); /* the FORGETs of one sweep come together */
+	stat_all(n, late);
+	g_usleep(7 * G_USEC_PER_SEC); /* past the next sweep (5 s: the last one freed names) */
+	for (int i = 0; i < n; i++) {
+		g_autofree char *name = g_strdup_printf("k%03d", i);
+		cr_assert(known(name), "%s, looked up again 7 s ago, was swept with a 600 s keep", name);
+	}
+	fs->opts.name_keep_max = late;
+	cr_assert(gone_within_15s("k000"), "k000 still known 15 s after the bound fell to %d", late);
+	g_usleep(500000);
+	for (int i = 0; i < n; i++) {
+		g_autofree char *name = g_strdup_printf("k%03d", i);
+		if (i < n - late)
+			cr_assert(!known(name), "%s (of the older group) outlived the bound", name);
+		else
+			cr_assert(known(name), "%s (of the %d most recent) was swept", name, late);
+	}
 }
 
 /* A read-only reopen through /proc/self/fd walks no name, so the kernel judges it by the kept

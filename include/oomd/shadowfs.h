@@ -33,6 +33,15 @@ typedef struct {
 	 * in the real tree, which od_shadowfs_real_changed makes sooner); 0: every path walk
 	 * asks. A tree no watcher reports on (the unit tests' plain directories) needs 0. */
 	double cache_s;
+	/* Seconds an unused file name the kernel was given again after a sweep stays known
+	 * after its last lookup (default 30, past a monitor's 10-15 s rounds: each round would
+	 * otherwise make every name's node, descriptor and kernel inode afresh), for at most
+	 * name_keep_max names, the most recently looked up (default 4096); 0: the sweeper takes
+	 * every unused file name at its next turn. A name looked up for the first time goes at
+	 * the next sweep; a uid near its descriptor share has all its unused names taken. Read
+	 * at each sweep (fs/sweep.c). */
+	unsigned name_keep_s;
+	unsigned name_keep_max;
 	/* The charge zygote (oomd/zygote.h) that makes the charged calls' children; the
 	 * caller's, freed after the file system. NULL: od_shadowfs_new forks one of its own
 	 * (the fs tests; a daemon forks it at start, while it is small). */
