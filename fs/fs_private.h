@@ -270,7 +270,7 @@ typedef struct fs_node {
 		 * FUSE_NOTIFY_INVAL_ENTRY */
 		uint64_t parent;
 		/* a directory's: the file names that had a node in it, a bit per name hash
-		 * (a collision only keeps a first-time name as a repeated one); table lock */
+		 * (a set bit only keeps a first-time name as a repeated one); table lock */
 		uint64_t names_seen;
 	};
 	char *name;
@@ -640,6 +640,7 @@ void fs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
 /* od_shadowfs_opts' name_keep_s and name_keep_max (sweep.c) */
 #define FS_NAME_KEEP_S 30
 #define FS_NAME_KEEP_MAX 4096
+#define FS_SWEEP_PERIOD_S 5 /* od_shadowfs_opts.sweep_period_s */
 /* A name is kept for directories only: a regular file's name is looked up again at every
  * path walk, because that LOOKUP is what sets its size back. Since 6.5 a splice/sendfile
  * read of a direct_io file goes through the page cache (filemap_splice_read, fs/fuse/file.c

@@ -299,7 +299,10 @@ static fs_node *insert_locked(fs_inodes *t, fs_node *n, uint64_t preferred, uid_
 	n->used_ds = fs_now_ds();
 	if (is_file(n)) {
 		fs_node *dir = g_hash_table_lookup(t->by_id, &n->parent);
-		uint64_t bit = UINT64_C(1) << (g_str_hash(n->name) & 63);
+		/* the top 6 bits of a multiplicative mix: djb2's low bits (g_str_hash) set 40
+		 * bits for the 300 names k000-k299 */
+		uint64_t h = (uint64_t)g_str_hash(n->name) * UINT64_C(0x9E3779B97F4A7C15);
+		uint64_t bit = UINT64_C(1) << (h >> 58);
 		if (dir && dir->is_dir) {
 			n->repeat = (dir->names_seen & bit) != 0;
 			dir->names_seen |= bit;

@@ -54,6 +54,7 @@ void od_shadowfs_opts_defaults(od_shadowfs_opts *o)
 	o->cache_s = FS_CACHE_S;
 	o->name_keep_s = FS_NAME_KEEP_S;
 	o->name_keep_max = FS_NAME_KEEP_MAX;
+	o->sweep_period_s = FS_SWEEP_PERIOD_S;
 }
 
 /* The process umask without changing it (umask(2) cannot read without writing,

@@ -13,31 +13,36 @@
  *
  * A periodic sweep spares the names made again after a sweep (a directory remembers a bit
  * per name hash of the file names it had nodes for: fs_node.repeat) and looked up in the
- * last opts.name_keep_s seconds (30), the most recent opts.name_keep_max (4,096) of them. A
+ * last opts.name_keep_s seconds (30), the most recent opts.name_keep_max (4,096) of them,
+ * and no more than hold a uid's share of the descriptor budget (fdguard.h). A
  * monitor reads the same files every 10-15 s, and a sweep between its rounds made each round
  * make every name afresh (an O_PATH open, an fstat, a node, the kernel's inode, and a FORGET
  * after the sweep: 6 system calls and 0.8 requests more a file, x-stat-walk on 7,
  * 2026-12-06; and 11-15 s walks of 2,000 files where 3 s is usual, twice in ten, x-sweep-ab).
  * A name used once (an operator's limit write in each of 10,000 cgroups) goes at the next
- * sweep as before, so it costs no memory after. A kick (a uid near its share) takes every
- * unused name.
+ * sweep as before, so it costs no memory after. The 64 bits are a directory's whole memory:
+ * where many names were looked up (a listing of the directory sets a bit for each of its
+ * 50-90 files) most later first-time names pass for repeats and are kept like a monitor's,
+ * within the same 30 s and the same bound. A kick (a uid near its share) takes every
+ * unused name, whoever's.
  *
  * One thread, never on a request's path (an invalidation from a worker could wait for
  * the directory lock that worker's own request holds). It sweeps when kicked (a uid's
  * nodes passed half its share, inodes.c) and, while file nodes hold more descriptors
- * than FS_SWEEP_IDLE, every FS_SWEEP_PERIOD_S seconds, the period doubling up to
- * FS_SWEEP_PERIOD_MAX_S while a sweep frees nothing (the names are in use: monitors
- * keeping files open) and back to the start at a kick or when one frees something.
+ * than FS_SWEEP_IDLE, every opts.sweep_period_s seconds (5), the period doubling up to
+ * FS_SWEEP_BACKOFF times that while a sweep frees nothing (the names are in use or kept)
+ * and back to the start at a kick or when one frees something.
  * Directory nodes (a cgroup tree's worth) never make it busy: a daemon with few file
  * names held never wakes for it. At most one sweep per second.
  */
 #include <errno.h>
 #include <string.h>
 
+#include "fdguard.h"
 #include "fs_private.h"
 
-#define FS_SWEEP_PERIOD_S 5
-#define FS_SWEEP_PERIOD_MAX_S 20
+/* the period (opts.sweep_period_s) grows to this many times itself while sweeps free nothing */
+#define FS_SWEEP_BACKOFF 4
 
 struct fs_sweeper {
 	od_shadowfs *fs;
@@ -54,9 +59,12 @@ static unsigned sweep(od_shadowfs *fs, bool all)
 	uint32_t before = UINT32_MAX;
 	unsigned keep_s = fs->opts.name_keep_s;
 	if (!all && keep_s) {
-		uint32_t now = fs_now_ds(), keep = keep_s * 10;
-		before = fs_inodes_keep_cutoff(fs->inodes, now > keep ? now - keep : 0,
-					       fs->opts.name_keep_max);
+		/* kept names (two descriptors at most each) hold no more than a uid's share of
+		 * the budget: root's lookups never kick, and a low limit must not fill with them */
+		size_t fit = fs_fd_budget() / (2 * FS_INODES_UID_SHARE);
+		unsigned keep_max = (unsigned)MIN((size_t)fs->opts.name_keep_max, fit);
+		uint32_t now = fs_now_ds(), keep = MIN(keep_s, 86400u) * 10;
+		before = fs_inodes_keep_cutoff(fs->inodes, now > keep ? now - keep : 0, keep_max);
 	}
 	GArray *parents = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
@@ -81,7 +89,8 @@ static gpointer sweep_thread(gpointer data)
 {
 	fs_sweeper *w = data;
 	gint64 next_ok = 0; /* no sweep before this (one a second) */
-	gint64 period = FS_SWEEP_PERIOD_S * G_USEC_PER_SEC;
+	const gint64 first = (gint64)MAX(w->fs->opts.sweep_period_s, 1u) * G_USEC_PER_SEC;
+	gint64 period = first;
 	for (;;) {
 		size_t files = 0;
 		fs_inodes_fds(w->fs->inodes, 0, NULL, &files);
@@ -105,6 +114,9 @@ static gpointer sweep_thread(gpointer data)
 			break;
 		if (!due)
 			continue;
+		/* judged against what there was at the sweep, not before the wait: names made
+		 * meanwhile would pass for names the sweep freed */
+		fs_inodes_fds(w->fs->inodes, 0, NULL, &files);
 		sweep(w->fs, kicked);
 		next_ok = g_get_monotonic_time() + G_USEC_PER_SEC;
 		/* what the kernel let go arrives as FORGETs shortly after: judged at the next turn */
@@ -112,9 +124,9 @@ static gpointer sweep_thread(gpointer data)
 		g_usleep(100000);
 		fs_inodes_fds(w->fs->inodes, 0, NULL, &after);
 		if (kicked || after < files)
-			period = FS_SWEEP_PERIOD_S * G_USEC_PER_SEC;
+			period = first;
 		else
-			period = MIN(period * 2, (gint64)FS_SWEEP_PERIOD_MAX_S * G_USEC_PER_SEC);
+			period = MIN(period * 2, FS_SWEEP_BACKOFF * first);
 	}
 	return NULL;
 }

@@ -22,6 +22,7 @@ bool skipped;
 bool fx_no_default_permissions;
 bool fx_v1_layout;
 double fx_cache_s;
+unsigned fx_sweep_period_s;
 
 void put(const char *rel, const char *content)
 {
@@ -99,6 +100,8 @@ void fx_setup(void)
 	od_shadowfs_opts o;
 	od_shadowfs_opts_defaults(&o);
 	o.cache_s = fx_cache_s; /* 0 unless a suite sets it: no watcher reports on the fixture */
+	if (fx_sweep_period_s)
+		o.sweep_period_s = fx_sweep_period_s;
 	o.max_threads = 4;
 	o.default_permissions = !fx_no_default_permissions;
 	o.v1_layout = fx_v1_layout;

@@ -26,6 +26,7 @@ extern bool fx_no_default_permissions;
 extern bool fx_v1_layout;
 /* the kernel's entry and attribute time-out (opts.cache_s); 0 unless an .init sets it */
 extern double fx_cache_s;
+extern unsigned fx_sweep_period_s; /* 0: the default */
 
 void fx_setup(void);
 void fx_teardown(void);

@@ -37,11 +37,14 @@ typedef struct {
 	 * after its last lookup (default 30, past a monitor's 10-15 s rounds: each round would
 	 * otherwise make every name's node, descriptor and kernel inode afresh), for at most
 	 * name_keep_max names, the most recently looked up (default 4096); 0: the sweeper takes
-	 * every unused file name at its next turn. A name looked up for the first time goes at
-	 * the next sweep; a uid near its descriptor share has all its unused names taken. Read
-	 * at each sweep (fs/sweep.c). */
+	 * every unused file name at its next turn. A name looked up for the first time in its
+	 * directory goes at the next sweep (as far as 64 bits a directory can tell); a uid near
+	 * its descriptor share has every unused name taken. Read at each sweep (fs/sweep.c). */
 	unsigned name_keep_s;
 	unsigned name_keep_max;
+	/* Seconds between the sweeps while file names hold many descriptors (default 5),
+	 * growing to 4 times that while sweeps free nothing (fs/sweep.c). */
+	unsigned sweep_period_s;
 	/* The charge zygote (oomd/zygote.h) that makes the charged calls' children; the
 	 * caller's, freed after the file system. NULL: od_shadowfs_new forks one of its own
 	 * (the fs tests; a daemon forks it at start, while it is small). */
