@@ -263,7 +263,8 @@ typedef struct fs_node {
 	/* descriptors it holds, counted against the uid whose lookup made it (inodes.c) */
 	uid_t owner;
 	unsigned nfds;
-	/* when the kernel last looked it up (fs_now_ds), for the sweeper; table lock */
+	/* when the kernel last looked it up (tenths of a second, monotonic), for the sweeper;
+	 * table lock */
 	uint32_t used_ds;
 	union {
 		/* a file's directory node (and name below), for the sweeper's
@@ -319,19 +320,13 @@ void fs_sweeper_kick(fs_sweeper *w);
 #define FS_SWEEP_IDLE 256
 void fs_sweeper_wake(fs_sweeper *w);
 void fs_sweeper_free(fs_sweeper *w);
-/* The monotonic clock in tenths of a second: when a node was last looked up. */
-static inline uint32_t fs_now_ds(void)
-{
-	return (uint32_t)(g_get_monotonic_time() / (G_USEC_PER_SEC / 10));
-}
-/* The files the kernel knows (parent node id, name), for the sweeper: every one made for
- * the first time, and the repeated ones last looked up before before_ds (UINT32_MAX: all);
- * (uint64_t, char*) pairs appended to out (names g_strdup'd). */
-void fs_inodes_files(fs_inodes *t, uint32_t before_ds, GArray *parents, GPtrArray *names);
-/* The stamp below which repeated file names go so that only those looked up since since_ds
- * stay, at most keep_max of them (the most recent; names sharing the stamp at the limit go
- * too). */
-uint32_t fs_inodes_keep_cutoff(fs_inodes *t, uint32_t since_ds, unsigned keep_max);
+/* The files the kernel knows that a sweep asks it to drop (parent node id, name), for the
+ * sweeper: every one made for the first time, and of the repeated ones (fs_node.repeat)
+ * those not looked up for keep_s seconds or beyond the keep_max most recent (and beyond
+ * half a uid's descriptor share); keep_s 0: all of them. (uint64_t, char*) pairs appended
+ * to out (names g_strdup'd). */
+void fs_inodes_files(fs_inodes *t, unsigned keep_s, unsigned keep_max, GArray *parents,
+		     GPtrArray *names);
 void fs_inodes_set_sweeper(fs_inodes *t, fs_sweeper *w);
 void fs_inodes_forget(fs_inodes *t, fuse_ino_t id, uint64_t n);
 /* The node id of the cgroup directory with kernfs id id (the served root: FUSE_ROOT_ID)

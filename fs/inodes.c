@@ -107,20 +107,10 @@ static bool is_file(const fs_node *n)
 	return !n->is_dir && n->name && n->parent;
 }
 
-void fs_inodes_files(fs_inodes *t, uint32_t before_ds, GArray *parents, GPtrArray *names)
+/* The monotonic clock in tenths of a second: when a node was last looked up. */
+static uint32_t now_ds(void)
 {
-	g_mutex_lock(&t->lock);
-	GHashTableIter it;
-	gpointer v;
-	g_hash_table_iter_init(&it, t->by_id);
-	while (g_hash_table_iter_next(&it, NULL, &v)) {
-		fs_node *n = v;
-		if (!is_file(n) || (n->repeat && n->used_ds >= before_ds))
-			continue;
-		g_array_append_val(parents, n->parent);
-		g_ptr_array_add(names, g_strdup(n->name));
-	}
-	g_mutex_unlock(&t->lock);
+	return (uint32_t)(g_get_monotonic_time() / (G_USEC_PER_SEC / 10));
 }
 
 static gint newest_first(gconstpointer a, gconstpointer b)
@@ -129,7 +119,11 @@ static gint newest_first(gconstpointer a, gconstpointer b)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
-uint32_t fs_inodes_keep_cutoff(fs_inodes *t, uint32_t since_ds, unsigned keep_max)
+/* The stamp below which repeated names go: those looked up since since_ds stay, at most
+ * keep_max of them (the most recent; names sharing the stamp at the limit go too). The
+ * stamps are sorted outside the lock, so names looked up meanwhile may pass the bound by
+ * a few until the next sweep. */
+static uint32_t keep_cutoff(fs_inodes *t, uint32_t since_ds, unsigned keep_max)
 {
 	GArray *recent = g_array_new(FALSE, FALSE, sizeof(uint32_t));
 	g_mutex_lock(&t->lock);
@@ -149,6 +143,31 @@ uint32_t fs_inodes_keep_cutoff(fs_inodes *t, uint32_t since_ds, unsigned keep_ma
 	}
 	g_array_unref(recent);
 	return cutoff;
+}
+
+void fs_inodes_files(fs_inodes *t, unsigned keep_s, unsigned keep_max, GArray *parents,
+		     GPtrArray *names)
+{
+	uint32_t before = UINT32_MAX;
+	if (keep_s) {
+		/* kept names (two descriptors at most each) hold no more than a uid's share of
+		 * the budget: root's lookups never kick, and a low limit must not fill with them */
+		keep_max = (unsigned)MIN((size_t)keep_max, uid_share() / 2);
+		uint32_t now = now_ds(), keep = MIN(keep_s, 86400u) * 10;
+		before = keep_cutoff(t, now > keep ? now - keep : 0, keep_max);
+	}
+	g_mutex_lock(&t->lock);
+	GHashTableIter it;
+	gpointer v;
+	g_hash_table_iter_init(&it, t->by_id);
+	while (g_hash_table_iter_next(&it, NULL, &v)) {
+		fs_node *n = v;
+		if (!is_file(n) || (n->repeat && n->used_ds >= before))
+			continue;
+		g_array_append_val(parents, n->parent);
+		g_ptr_array_add(names, g_strdup(n->name));
+	}
+	g_mutex_unlock(&t->lock);
 }
 
 static guint key_hash(gconstpointer p)
@@ -289,14 +308,14 @@ static fs_node *insert_locked(fs_inodes *t, fs_node *n, uint64_t preferred, uid_
 	fs_node *old = g_hash_table_lookup(t->by_key, n);
 	if (old) {
 		old->nlookup++;
-		old->used_ds = fs_now_ds();
+		old->used_ds = now_ds();
 		return old;
 	}
 	if (!charge_locked(t, n, uid, (n->fd >= 0) + (n->cg_dirfd >= 0)))
 		return NULL;
 	n->nodeid = pick_id(t, preferred);
 	n->nlookup = 1;
-	n->used_ds = fs_now_ds();
+	n->used_ds = now_ds();
 	if (is_file(n)) {
 		fs_node *dir = g_hash_table_lookup(t->by_id, &n->parent);
 		/* the top 6 bits of a multiplicative mix: djb2's low bits (g_str_hash) set 40
@@ -320,7 +339,7 @@ fs_node *fs_inodes_ref_known(fs_inodes *t, const struct stat *st)
 	fs_node *n = g_hash_table_lookup(t->by_key, &k);
 	if (n) {
 		n->nlookup++;
-		n->used_ds = fs_now_ds();
+		n->used_ds = now_ds();
 	}
 	g_mutex_unlock(&t->lock);
 	return n;
@@ -336,7 +355,7 @@ fs_node *fs_inodes_intern_real(fs_inodes *t, const fs_node *dir, int fd, const s
 	fs_node *old = g_hash_table_lookup(t->by_key, &k);
 	if (old) {
 		old->nlookup++;
-		old->used_ds = fs_now_ds();
+		old->used_ds = now_ds();
 		g_mutex_unlock(&t->lock);
 		close(fd);
 		return old;
@@ -401,7 +420,7 @@ fs_node *fs_inodes_intern_synth(fs_inodes *t, const fs_node *dir, const fs_synth
 	fs_node *old = g_hash_table_lookup(t->by_key, &k);
 	if (old) {
 		old->nlookup++;
-		old->used_ds = fs_now_ds();
+		old->used_ds = now_ds();
 		g_mutex_unlock(&t->lock);
 		return old;
 	}

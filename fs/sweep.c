@@ -38,7 +38,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include "fdguard.h"
 #include "fs_private.h"
 
 /* the period (opts.sweep_period_s) grows to this many times itself while sweeps free nothing */
@@ -56,19 +55,10 @@ struct fs_sweeper {
  * the repeated ones not looked up for opts.name_keep_s or beyond opts.name_keep_max. */
 static unsigned sweep(od_shadowfs *fs, bool all)
 {
-	uint32_t before = UINT32_MAX;
-	unsigned keep_s = fs->opts.name_keep_s;
-	if (!all && keep_s) {
-		/* kept names (two descriptors at most each) hold no more than a uid's share of
-		 * the budget: root's lookups never kick, and a low limit must not fill with them */
-		size_t fit = fs_fd_budget() / (2 * FS_INODES_UID_SHARE);
-		unsigned keep_max = (unsigned)MIN((size_t)fs->opts.name_keep_max, fit);
-		uint32_t now = fs_now_ds(), keep = MIN(keep_s, 86400u) * 10;
-		before = fs_inodes_keep_cutoff(fs->inodes, now > keep ? now - keep : 0, keep_max);
-	}
 	GArray *parents = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
-	fs_inodes_files(fs->inodes, before, parents, names);
+	fs_inodes_files(fs->inodes, all ? 0 : fs->opts.name_keep_s, fs->opts.name_keep_max, parents,
+			names);
 	unsigned n = 0;
 	for (guint i = 0; i < names->len; i++) {
 		const char *name = g_ptr_array_index(names, i);
