@@ -166,6 +166,7 @@ bool oe_view_get(const oe_engine *e, uint64_t id, oe_view *v)
 	v->disable = n->disable;
 	v->under_oom = eng_under_oom(n);
 	v->in_hold = n->in_hold;
+	v->was_held = n->was_held;
 	/* RULE 10: the kernel's local count, and the processes a group kill took. */
 	v->oom_kill = n->last.local_oom_kill + n->group_kills;
 	eng_desired_knobs(e, n, &v->real_high, &v->real_max);

@@ -55,6 +55,7 @@ struct node {
 	bool has_persisted : 1;
 	bool persisted_stale : 1; /* a store failed: what is stored is not `persisted` */
 	bool raised : 1;          /* L was raised during the running hold */
+	bool was_held : 1;        /* a hold has begun on it (oe_view.was_held) */
 };
 G_STATIC_ASSERT(sizeof(node) <= 344); /* malloc chunk 352 */
 
@@ -74,6 +75,7 @@ static inline void eng_set_hold(oe_engine *e, node *n, bool on)
 	if (n->in_hold == on)
 		return;
 	n->in_hold = on;
+	n->was_held |= on;
 	if (on)
 		e->n_held++;
 	else

@@ -6,18 +6,22 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "pi_mutex.h"
 
 #define KEEP_ENDED 64
 #define MAX_PIDS 256
-/* Events waiting for the audit thread past which changes and notifications are
- * dropped (a removal never is: its cgroup's state would stay). A tenant's loop of
- * knob writes emits one change each; were the thread slower (an onset reads
- * cgroup.procs and /proc), the queue grew without bound (SECURITY.md, known
- * limits before issue 21). Each event is ~100 bytes: 4 MiB at most. */
-#define MAX_QUEUED 40000
+/* The events waiting for the audit thread: a ring filled under the engine's lock,
+ * where nothing may allocate, so of a fixed size; past it an event is dropped and
+ * counted (a removal never is: its cgroup's state would stay). Only cgroups ever held
+ * send any (audit_observed), so a tenant's loop of knob writes on a cgroup never held
+ * fills nothing. 1024 events of ~130 bytes: 130 KiB, resident only as far as used. */
+#define RING 1024
 
 /* journald MESSAGE_ID per kind of record (journalctl MESSAGE_ID=...) */
 #define MSGID_HOLD_START "4f8a1c2e9b3d47e6a0c5d2b8e1f7a903"
@@ -29,25 +33,27 @@ const double od_late_bounds[OD_LATE_BUCKETS] = { 0.001, 0.005, 0.01, 0.025, 0.05
 const double od_over_bounds[OD_OVER_BUCKETS] = { 65536,    262144,   1048576, 4194304,
 						 16777216, 67108864, 268435456 };
 
-typedef enum { EV_HOOK, EV_REMOVED, EV_NOTIFY, EV_STOP } ev_kind;
+/* EV_CHANGED and EV_NOTIFY carry the view the engine call left (observed hook);
+ * EV_KILLED, when a kill's write ended; EV_REMOVED, nothing. */
+typedef enum { EV_CHANGED, EV_NOTIFY, EV_KILLED, EV_REMOVED } ev_kind;
 
 typedef struct {
 	ev_kind kind;
 	uint64_t id;
 	int64_t t;
-	bool have_view;
 	oe_view v;
 } ev;
 
 typedef struct {
 	od_hold_record r;  /* r.hold_id 0: not held */
-	int64_t ended_onset; /* the engine's onset of the last hold recorded as ended */
 	GArray *pids;      /* of pid_t, at the onset */
 	uint64_t last_oom_kill;
 	bool seen;
 	/* An end that looked like an exit or a move waits PENDING_NS for an OOM kill to
-	 * show (a delay of 0 written during the hold kills before the deadline we know). */
-	bool pending;
+	 * show (a delay of 0 written during the hold kills before the deadline we know);
+	 * a kill's end waits as long for its write to end (pend_kill: EV_KILLED), which
+	 * kill lateness counts to. */
+	bool pending, pend_kill;
 	od_hold_record pend;
 	uint64_t pend_oom_kill;
 } cg_state;
@@ -60,13 +66,19 @@ struct od_audit {
 	od_shadowfs *fs; /* under fs_lock: main frees the session after od_audit_set_fs(NULL) */
 	GMutex fs_lock;
 	oe_kill_mode mode;
-	GAsyncQueue *q;
-	gint queued;   /* events in q (STOP aside) */
-	GMutex drop_lock;
-	unsigned dropped;      /* since the last log line */
-	gint64 dropped_logged; /* monotonic us of that line */
+	/* The queue. Priority inheritance: the deadline thread (SCHED_FIFO) pushes while
+	 * it holds the engine's lock. */
+	pthread_mutex_t q_lock;
+	pthread_cond_t q_cond;
+	ev *ring;        /* RING */
+	unsigned head, count;
+	GArray *removed_over; /* uint64_t ids of removals that found the ring full */
+	unsigned dropped;     /* since the audit thread last took the count */
+	bool stop;
 	GThread *thread;
 	/* the audit thread's own */
+	unsigned drop_count;   /* since the last log line */
+	gint64 dropped_logged; /* monotonic us of that line */
 	GHashTable *cgs; /* &id -> cg_state* */
 	unsigned npending; /* cgroups with a pending end: only then does the thread wake by itself */
 	uint64_t next_hold;
@@ -84,61 +96,74 @@ const char *od_end_name(od_end e)
 	return (unsigned)e < OD_END_N ? n[e] : "?";
 }
 
-/* ---- hooks: any thread but the deadline thread; must not block ---- */
+/* ---- hooks: never block ---- */
 
-/* One line per minute at most: the flood goes on while we log. */
-static void note_dropped(od_audit *a)
+/* Takes the ring's lock; the caller unlocks. Returns the free slot, or NULL (full). */
+static ev *slot_locked(od_audit *a)
 {
-	g_mutex_lock(&a->drop_lock);
-	a->dropped++;
-	gint64 now = g_get_monotonic_time();
-	bool say = !a->dropped_logged || now - a->dropped_logged >= 60 * G_USEC_PER_SEC;
-	unsigned n = a->dropped;
-	if (say) {
-		a->dropped_logged = now;
-		a->dropped = 0;
-	}
-	g_mutex_unlock(&a->drop_lock);
-	if (say)
-		g_warning("audit: %u events dropped: %d wait for the audit thread (a flood of knob "
-			  "writes?); hold records may be incomplete, kills are not affected",
-			  n, MAX_QUEUED);
+	pthread_mutex_lock(&a->q_lock);
+	if (a->count == RING)
+		return NULL;
+	pthread_cond_signal(&a->q_cond);
+	return &a->ring[(a->head + a->count++) % RING];
 }
 
-static void push(od_audit *a, ev_kind k, uint64_t id)
+/* Under the engine's lock: no allocation, no log (a drop is counted, and told by the
+ * audit thread). Cgroups never held are left out: nothing of them makes a record. */
+static void audit_observed(void *ud, uint64_t id, bool notify, const oe_view *v, int64_t t)
 {
-	if (k != EV_REMOVED && g_atomic_int_get(&a->queued) >= MAX_QUEUED) {
-		note_dropped(a);
+	od_audit *a = ud;
+	if (!v->in_hold && !v->was_held)
 		return;
-	}
-	g_atomic_int_inc(&a->queued);
-	ev *e = g_new0(ev, 1);
-	e->kind = k;
-	e->id = id;
-	if (k != EV_REMOVED)
-		e->have_view = od_controller_view(a->ctl, id, &e->v);
-	/* After the view: a view that says "no hold" with t before a record's onset was
-	 * taken before that onset (hooks run on several threads, and queue out of order). */
-	e->t = od_now();
-	g_async_queue_push(a->q, e);
+	ev *e = slot_locked(a);
+	if (e)
+		*e = (ev){ .kind = notify ? EV_NOTIFY : EV_CHANGED, .id = id, .t = t, .v = *v };
+	else
+		a->dropped++;
+	pthread_mutex_unlock(&a->q_lock);
 }
 
-static void hook_changed(void *ud, uint64_t id)
+/* On the kill actuator, right after the kill's write. */
+static void audit_killed(void *ud, uint64_t id, int64_t t)
 {
-	push(ud, EV_HOOK, id);
+	od_audit *a = ud;
+	ev *e = slot_locked(a);
+	if (e)
+		*e = (ev){ .kind = EV_KILLED, .id = id, .t = t };
+	else
+		a->dropped++; /* the record keeps the time the engine decided the kill */
+	pthread_mutex_unlock(&a->q_lock);
 }
 
-static void hook_notify(void *ud, uint64_t id)
+/* Outside the engine's lock: a removal that finds the ring full waits apart, taken
+ * only once the ring is empty (after every event of that cgroup pushed before it). */
+static void audit_removed(void *ud, uint64_t id)
 {
-	push(ud, EV_NOTIFY, id);
-}
-
-static void hook_removed(void *ud, uint64_t id)
-{
-	push(ud, EV_REMOVED, id);
+	od_audit *a = ud;
+	ev *e = slot_locked(a);
+	if (e)
+		*e = (ev){ .kind = EV_REMOVED, .id = id, .t = od_now() };
+	else
+		g_array_append_val(a->removed_over, id);
+	pthread_cond_signal(&a->q_cond);
+	pthread_mutex_unlock(&a->q_lock);
 }
 
 /* ---- the audit thread ---- */
+
+/* One line per minute at most: the flood goes on while we log. */
+static void note_dropped(od_audit *a, unsigned n)
+{
+	a->drop_count += n;
+	gint64 now = g_get_monotonic_time();
+	if (a->dropped_logged && now - a->dropped_logged < 60 * G_USEC_PER_SEC)
+		return;
+	g_warning("audit: %u events dropped: %d wait for the audit thread (a flood of knob "
+		  "writes?); hold records may be incomplete, kills are not affected",
+		  a->drop_count, RING);
+	a->dropped_logged = now;
+	a->drop_count = 0;
+}
 
 static void cg_state_free(gpointer p)
 {
@@ -238,7 +263,7 @@ static void onset(od_audit *a, cg_state *s, const ev *e)
 	r->limit = e->v.limit;
 	/* the usage the onset was seen at (the view taken with the hook, oe_view.usage);
 	 * read here, 3-39 ms later, it missed a task that had left (o-audit on 7, CI-like run) */
-	r->usage = e->have_view && e->v.usage ? e->v.usage : read_u64_at(r->path, "memory.current");
+	r->usage = e->v.usage ? e->v.usage : read_u64_at(r->path, "memory.current");
 	if (s->pids)
 		g_array_unref(s->pids);
 	s->pids = read_pids(r->path);
@@ -276,17 +301,27 @@ static void settle(od_audit *a, cg_state *s, bool killed)
 		return;
 	s->pending = false;
 	a->npending--;
-	if (killed)
+	if (killed && !s->pend_kill)
 		s->pend.end = OD_END_KILL_EARLY;
 	publish(a, &s->pend);
+}
+
+/* A kill's write ended at t: its record ends there. */
+static void kill_done(od_audit *a, cg_state *s, int64_t t)
+{
+	if (!s->pending || !s->pend_kill)
+		return;
+	s->pend.end_ns = t;
+	s->pend.kill_late_ns = t - s->pend.deadline_ns;
+	settle(a, s, false);
 }
 
 /* v: the view after the end (NULL: removed); prev_kills: oom_kill before it. */
 static void finish(od_audit *a, cg_state *s, int64_t t, const oe_view *v, uint64_t prev_kills)
 {
 	od_hold_record *r = &s->r;
+	settle(a, s, false); /* the hold before, if its end still waits */
 	r->end_ns = t;
-	s->ended_onset = r->onset_ns;
 	bool due = r->deadline_ns != OE_NO_DEADLINE && t >= r->deadline_ns - 1000000;
 	if (!v)
 		r->end = OD_END_REMOVED;
@@ -303,8 +338,9 @@ static void finish(od_audit *a, cg_state *s, int64_t t, const oe_view *v, uint64
 	bool kill = r->end == OD_END_KILL_GROUP || r->end == OD_END_KILL_KERNEL;
 	if (kill)
 		r->kill_late_ns = t - r->deadline_ns;
-	if (v && !v->disable && (r->end == OD_END_EXIT || r->end == OD_END_MOVE)) {
+	if (v && ((!v->disable && (r->end == OD_END_EXIT || r->end == OD_END_MOVE)) || kill)) {
 		s->pending = true;
+		s->pend_kill = kill;
 		a->npending++;
 		s->pend = *r;
 		s->pend_oom_kill = v->oom_kill;
@@ -365,30 +401,35 @@ static void broken(od_audit *a, cg_state *s)
 			 "before the deadline", s->r.hold_id, s->r.path);
 }
 
-/* One hold, one record: the engine names each hold by its onset. A view of a hold
- * already recorded as ended, or one without a hold taken before the running hold's
- * onset, came through another thread's hook late: it tells nothing new. */
-static bool stale(const cg_state *s, const ev *e)
-{
-	if (e->v.in_hold)
-		return e->v.hold_onset_ns && e->v.hold_onset_ns == s->ended_onset && !s->r.hold_id;
-	return s->r.hold_id && e->t < s->r.onset_ns;
-}
-
+/* Events come in the engine's order (audit_observed), one cgroup's never overtaking
+ * each other: one hold is one record. */
 static void handle(od_audit *a, const ev *e)
 {
 	cg_state *s = g_hash_table_lookup(a->cgs, &e->id);
-	if (s && s->pending)
-		settle(a, s, e->have_view && e->v.oom_kill > s->pend_oom_kill);
-	if (e->kind == EV_REMOVED) {
+	switch (e->kind) {
+	case EV_REMOVED:
 		if (s && s->r.hold_id)
 			finish(a, s, e->t, NULL, 0);
-		if (s)
+		if (s) {
+			settle(a, s, false);
 			g_hash_table_remove(a->cgs, &e->id);
+		}
 		return;
+	case EV_KILLED:
+		/* The daemon's kill: of a hold whose deadline passed (its end waits for this),
+		 * or before it (a delay of 0 written during the hold: the end looked like an
+		 * exit, and is a kill-early). */
+		if (s && s->pending && s->pend_kill)
+			kill_done(a, s, e->t);
+		else if (s)
+			settle(a, s, true);
+		return;
+	case EV_CHANGED:
+	case EV_NOTIFY:
+		break;
 	}
-	if (!e->have_view)
-		return;
+	if (s && s->pending && !s->pend_kill)
+		settle(a, s, e->v.oom_kill > s->pend_oom_kill);
 	if (!s) {
 		s = g_new0(cg_state, 1);
 		s->r.cgroup_id = e->id;
@@ -402,12 +443,11 @@ static void handle(od_audit *a, const ev *e)
 	uint64_t prev_kills = s->last_oom_kill;
 	s->last_oom_kill = e->v.oom_kill;
 	s->seen = true;
-	if (stale(s, e))
-		; /* a view from before what the records already say */
-	else if (e->v.in_hold && s->r.hold_id && e->v.hold_onset_ns &&
-		 e->v.hold_onset_ns != s->r.onset_ns) {
-		/* The engine ended that hold and began another between two of our events:
-		 * two holds, two records (never one stretched over both). */
+	if (e->v.in_hold && s->r.hold_id && e->v.hold_onset_ns &&
+	    e->v.hold_onset_ns != s->r.onset_ns) {
+		/* The engine ended that hold and began another with no event between (an
+		 * ancestor under OOM leaves the end without a CHANGED, hold.c
+		 * under_oom_changed): two holds, two records (never one stretched over both). */
 		finish(a, s, e->v.hold_onset_ns, &e->v, prev_kills);
 		onset(a, s, e);
 	} else if (e->v.in_hold && !s->r.hold_id)
@@ -441,23 +481,59 @@ static void sweep(od_audit *a, bool all)
 	}
 }
 
+/* The next event into *e: the ring first, then the removals that found it full.
+ * Waits (up to 250 ms if timed). Returns false on a time-out, or when stopped with
+ * nothing left (*stop). */
+static bool next_event(od_audit *a, ev *e, bool timed, bool *stop)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += 250 * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	bool got = false;
+	pthread_mutex_lock(&a->q_lock);
+	for (;;) {
+		if (a->count) {
+			*e = a->ring[a->head];
+			a->head = (a->head + 1) % RING;
+			a->count--;
+			got = true;
+		} else if (a->removed_over->len) {
+			*e = (ev){ .kind = EV_REMOVED, .id = g_array_index(a->removed_over, uint64_t, 0),
+				   .t = od_now() };
+			g_array_remove_index(a->removed_over, 0);
+			got = true;
+		}
+		if (got || a->stop)
+			break;
+		if (!timed)
+			pthread_cond_wait(&a->q_cond, &a->q_lock);
+		else if (pthread_cond_timedwait(&a->q_cond, &a->q_lock, &until) == ETIMEDOUT)
+			break;
+	}
+	*stop = !got && a->stop;
+	unsigned dropped = a->dropped;
+	a->dropped = 0;
+	pthread_mutex_unlock(&a->q_lock);
+	if (dropped)
+		note_dropped(a, dropped);
+	return got;
+}
+
 static gpointer audit_main(gpointer data)
 {
 	od_audit *a = data;
 	for (;;) {
+		ev e;
+		bool stop;
 		/* Asleep until an event, unless an end waits to be settled. */
-		ev *e = a->npending ? g_async_queue_timeout_pop(a->q, 250 * 1000) : g_async_queue_pop(a->q);
-		sweep(a, e && e->kind == EV_STOP);
-		if (!e)
-			continue;
-		bool stop = e->kind == EV_STOP;
-		if (!stop)
-			g_atomic_int_add(&a->queued, -1);
-		if (!stop)
-			handle(a, e);
-		g_free(e);
+		bool got = next_event(a, &e, a->npending > 0, &stop);
+		sweep(a, stop);
 		if (stop)
 			return NULL;
+		if (got)
+			handle(a, &e);
 	}
 }
 
@@ -466,17 +542,23 @@ od_audit *od_audit_new(od_controller *c, oe_kill_mode mode)
 	od_audit *a = g_new0(od_audit, 1);
 	a->ctl = c;
 	a->mode = mode;
-	a->q = g_async_queue_new_full(g_free);
+	od_pi_mutex_init(&a->q_lock, "the audit's queue");
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&a->q_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	a->ring = g_new(ev, RING);
+	a->removed_over = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	a->cgs = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, cg_state_free);
 	g_mutex_init(&a->lock);
 	g_mutex_init(&a->fs_lock);
-	g_mutex_init(&a->drop_lock);
 	a->open = g_array_new(FALSE, FALSE, sizeof(od_hold_record));
 	a->ended = g_array_new(FALSE, FALSE, sizeof(od_hold_record));
 	a->st.started_at = od_now();
 	a->thread = g_thread_new("oomd-audit", audit_main, a);
-	od_hooks h = { .control_changed = hook_changed, .notify = hook_notify,
-		       .removed = hook_removed, .ud = a };
+	od_hooks h = { .observed = audit_observed, .killed = audit_killed,
+		       .removed = audit_removed, .ud = a };
 	a->hooks = od_controller_set_hooks(c, &h);
 	return a;
 }
@@ -493,17 +575,20 @@ void od_audit_free(od_audit *a)
 	if (!a)
 		return;
 	od_controller_remove_hooks(a->ctl, a->hooks); /* no push after it */
-	ev *e = g_new0(ev, 1);
-	e->kind = EV_STOP;
-	g_async_queue_push(a->q, e);
+	pthread_mutex_lock(&a->q_lock);
+	a->stop = true; /* the thread handles what is queued first */
+	pthread_cond_signal(&a->q_cond);
+	pthread_mutex_unlock(&a->q_lock);
 	g_thread_join(a->thread);
-	g_async_queue_unref(a->q);
+	pthread_cond_destroy(&a->q_cond);
+	pthread_mutex_destroy(&a->q_lock);
+	g_free(a->ring);
+	g_array_unref(a->removed_over);
 	g_hash_table_destroy(a->cgs);
 	g_array_unref(a->open);
 	g_array_unref(a->ended);
 	g_mutex_clear(&a->lock);
 	g_mutex_clear(&a->fs_lock);
-	g_mutex_clear(&a->drop_lock);
 	g_free(a);
 }
 

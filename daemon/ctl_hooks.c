@@ -58,6 +58,28 @@ static void call_all(ctl_hooks *hs, size_t member, const uint64_t *ids, size_t n
 	g_rw_lock_reader_unlock(&hs->lock);
 }
 
+void ctl_hooks_observed(ctl_hooks *hs, uint64_t id, bool notify, const oe_view *v, int64_t t)
+{
+	g_rw_lock_reader_lock(&hs->lock);
+	for (guint k = 0; k < hs->sets->len; k++) {
+		const od_hooks *h = &((od_hooks_reg *)hs->sets->pdata[k])->h;
+		if (h->observed)
+			h->observed(h->ud, id, notify, v, t);
+	}
+	g_rw_lock_reader_unlock(&hs->lock);
+}
+
+void ctl_hooks_killed(ctl_hooks *hs, uint64_t id, int64_t t)
+{
+	g_rw_lock_reader_lock(&hs->lock);
+	for (guint k = 0; k < hs->sets->len; k++) {
+		const od_hooks *h = &((od_hooks_reg *)hs->sets->pdata[k])->h;
+		if (h->killed)
+			h->killed(h->ud, id, t);
+	}
+	g_rw_lock_reader_unlock(&hs->lock);
+}
+
 void ctl_hooks_notify(ctl_hooks *hs, uint64_t id)
 {
 	call_all(hs, offsetof(od_hooks, notify), &id, 1);

@@ -1,6 +1,7 @@
 /* ctl_table.c — implements ctl_table.h. */
 #define G_LOG_DOMAIN "oomdelayfs"
 #include "ctl_table.h"
+#include "ctl_hooks.h"
 #include "ctl_lock.h"
 
 #include <inttypes.h>
@@ -152,9 +153,17 @@ void ctl_copy_out_locked(od_controller *c, oe_action *v, od_cg **cgs)
 	if (c->acts.overflow)
 		g_critical("engine action buffer overflow (%zu actions): some real knobs may lag "
 			   "until the next event", c->acts.cap);
+	int64_t now = 0;
 	for (size_t i = 0; i < c->acts.n; i++) {
 		v[i] = c->acts.v[i];
 		cgs[i] = ctl_cg_ref(g_hash_table_lookup(c->cgs, &v[i].id));
+		oe_view view;
+		if ((v[i].kind == OE_ACT_NOTIFY || v[i].kind == OE_ACT_CHANGED) &&
+		    oe_view_get(c->eng, v[i].id, &view)) {
+			if (!now)
+				now = od_now();
+			ctl_hooks_observed(&c->hooks, v[i].id, v[i].kind == OE_ACT_NOTIFY, &view, now);
+		}
 	}
 }
 

@@ -47,7 +47,8 @@ void ctl_lock_wide(od_controller *c, const char *site, uint64_t id);
  * caller to free once the lock is let go. */
 oe_action *ctl_unwiden_locked(od_controller *c);
 /* Copies the engine's actions into v/cgs (caller's storage, acts.n entries) and
- * takes a reference on each action's cgroup. */
+ * takes a reference on each action's cgroup; gives each NOTIFY and CHANGED, with its
+ * cgroup's view, to the observed hooks (controller.h) while the lock still holds. */
 void ctl_copy_out_locked(od_controller *c, oe_action *v, od_cg **cgs);
 /* Whether any of ids[0..n) is in a hold (only holds set wake-ups). */
 bool ctl_holds_in_locked(od_controller *c, const uint64_t *ids, size_t n);

@@ -1,11 +1,14 @@
 /* audit.h — one record per hold, and the counters the status socket reports.
  *
- * It follows the controller through its hooks (od_controller_set_hooks): each hook
- * call takes the cgroup's view (the engine's lock, briefly) and queues it; the audit
- * thread then works out holds starting and ending, reads what it needs from the real
- * cgroup (memory.current and cgroup.procs at an onset; where the onset's processes
- * went at an end), writes the journal records and counts. Nothing of it runs on the
- * deadline thread, and nothing blocks a hook.
+ * It follows the controller through its hooks (od_controller_set_hooks): the observed
+ * hook queues each view an engine call left with a NOTIFY or CHANGED (under the
+ * engine's lock, so in the engine's order: a view taken later, by a hook on an actuator
+ * the host starved, could miss a whole hold), killed the end of each kill's write,
+ * removed each removal. The audit thread then works out holds starting and ending,
+ * reads what it needs from the real cgroup (cgroup.procs at an onset; where the
+ * onset's processes went at an end), writes the journal records and counts. A hook
+ * only copies an event into a fixed ring (dropped and counted when it is full); nothing
+ * else of it runs on the deadline thread.
  *
  * How a hold ended, as the audit thread tells it apart:
  *   kill-kernel / kill-group  it ended at or after its deadline with oom_kill_disable 0
@@ -13,16 +16,15 @@
  *   move                      a process of the onset lives on in another cgroup
  *   exit                      otherwise: the processes exited or gave memory back
  *   kill-early                an end that looked like exit or move, followed within 1 s
- *                             by an OOM kill in the cgroup: a delay of 0 written during
- *                             the hold (rule 6), or the kernel's own kill
+ *                             by an OOM kill in the cgroup or the daemon's kill: a delay
+ *                             of 0 written during the hold (rule 6), or the kernel's own
  *   removed                   the cgroup was removed during the hold
  * (exit and move are therefore reported up to 1 s after the end.)
- * Detection is measured as overshoot: how far usage was over L when the audit thread
- * read memory.current after the onset. Kill lateness: from the deadline to the end of
- * the kill's write (the hook runs after the kill in the same batch). A record's onset
- * is the engine's (oe_view.hold_onset_ns: the instant the deadline counts from), not
- * the hook's; a record is one engine hold (one onset), and a view that comes late
- * through another thread's hook is not taken for a second hold.
+ * Detection is measured as overshoot: how far usage was over L in the reading that
+ * began the hold (oe_view.usage). Kill lateness: from the deadline to the end of
+ * the kill's write (the killed hook; if it never comes, within 1 s, to when the engine
+ * decided the kill). A record's onset is the engine's (oe_view.hold_onset_ns: the
+ * instant the deadline counts from); a record is one engine hold (one onset).
  */
 #ifndef OOMD_AUDIT_H
 #define OOMD_AUDIT_H

@@ -19,13 +19,25 @@
 
 typedef struct od_controller od_controller;
 
-/* Hooks the shells register; called from whichever thread carried out the action
- * (an actuator, the loop, a FUSE worker; never the deadline thread), without the
- * engine's lock (a hook may call od_controller_view). */
+/* Hooks the shells register. control_changed, notify and removed are called from
+ * whichever thread carries the action out (an actuator, the loop, a FUSE worker; never
+ * the deadline thread), without the engine's lock (a hook may call od_controller_view).
+ * Any member may be NULL. */
 typedef struct {
 	void (*control_changed)(void *ud, uint64_t id); /* poll wake of shadow memory.oom_control */
 	void (*notify)(void *ud, uint64_t id);          /* cgroup.event_control listeners of id */
 	void (*removed)(void *ud, uint64_t id);          /* cgroup gone: last signal, drop listeners */
+	/* For each NOTIFY (notify true) and CHANGED an engine call emitted, under the
+	 * engine's lock on that call's thread (the deadline thread too) before its batch is
+	 * carried out: id's view as the call left it, and when it was taken. The one hook
+	 * whose calls come in the engine's order: a view taken by a later hook may show
+	 * the next change already (o-audit and o-metrics, 6.1 under CI load: a hold ended
+	 * before the actuator ran its onset's hooks, and no record of it was ever made).
+	 * Must not block, allocate or log. */
+	void (*observed)(void *ud, uint64_t id, bool notify, const oe_view *v, int64_t t);
+	/* When the write of a kill the engine ordered (KILL_KERNEL, KILL_GROUP) ended, on
+	 * the thread that made it (the kill actuator, at its priority). Must not block. */
+	void (*killed)(void *ud, uint64_t id, int64_t t);
 	void *ud;
 } od_hooks;
 

@@ -103,6 +103,7 @@ typedef struct {
 	bool disable;
 	bool under_oom;     /* rule 12: a hold on this cgroup or an ancestor */
 	bool in_hold;       /* a hold on this cgroup itself */
+	bool was_held;      /* a hold has begun on it since it was added (or one resumed) */
 	uint64_t oom_kill;  /* rule 10 */
 	uint64_t real_max, real_high; /* what the daemon wants the real knobs to be */
 	bool frozen;

@@ -102,3 +102,67 @@ Test(audit, one_hold_one_record_through_a_dip)
 	od_audit_stats_get(audit, &st);
 	cr_assert_eq(st.started, 1, "%" G_GUINT64_FORMAT " onsets counted", st.started);
 }
+
+/* A set of hooks ahead of the audit's whose first call blocks until released: the
+ * hooks of the onset's batch run late, as on an actuator the host starves. */
+static GMutex slow_lock;
+static GCond slow_cond;
+static int slow_state; /* 0: not called yet, 1: blocked in the first call, 2: released */
+
+static void slow_hook(void *ud, uint64_t id)
+{
+	(void)ud, (void)id;
+	g_mutex_lock(&slow_lock);
+	if (slow_state == 0) {
+		slow_state = 1;
+		g_cond_broadcast(&slow_cond);
+		while (slow_state != 2)
+			g_cond_wait(&slow_cond, &slow_lock);
+	}
+	g_mutex_unlock(&slow_lock);
+}
+
+static gpointer sample_g(gpointer unused)
+{
+	(void)unused;
+	od_controller_sample(ctl, gid);
+	return NULL;
+}
+
+/* o-audit and o-metrics on 6.1 under CI load (2026-12-07): the onset's hooks ran
+ * after the hold had ended, the view they took showed no hold, and the hold was never
+ * recorded. The audit's events are the views the engine calls left, in their order. */
+Test(audit, a_hold_over_before_its_hooks_ran_is_recorded)
+{
+	od_audit_free(audit);
+	od_hooks h = { .control_changed = slow_hook, .notify = slow_hook };
+	od_hooks_reg *slow = od_controller_set_hooks(ctl, &h);
+	audit = od_audit_new(ctl, OE_KILL_KERNEL); /* its hooks run after the slow ones */
+	char cur[32];
+	g_snprintf(cur, sizeof cur, "%" G_GUINT64_FORMAT "\n", L + MiB);
+	put("memory.current", cur);
+	put("memory.events", events1);
+	put("memory.events.local", events1);
+	GThread *t = g_thread_new("onset", sample_g, NULL);
+	g_mutex_lock(&slow_lock);
+	gint64 until = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+	while (slow_state == 0 && g_cond_wait_until(&slow_cond, &slow_lock, until))
+		;
+	bool blocked = slow_state == 1;
+	g_mutex_unlock(&slow_lock);
+	cr_assert(blocked, "the onset's hooks were never called");
+	/* the hold ends (its cgroup removed) while the onset's hooks wait */
+	od_controller_remove(ctl, gid);
+	oe_view v;
+	cr_assert_not(od_controller_view(ctl, gid, &v));
+	g_mutex_lock(&slow_lock);
+	slow_state = 2;
+	g_cond_broadcast(&slow_cond);
+	g_mutex_unlock(&slow_lock);
+	g_thread_join(t);
+	g_autoptr(GArray) recs = records_of_g(1, true);
+	od_controller_remove_hooks(ctl, slow);
+	cr_assert_eq(recs->len, 1, "%u records of a hold that ended before its hooks ran", recs->len);
+	cr_assert_eq(g_array_index(recs, od_hold_record, 0).end, OD_END_REMOVED, "ended %s",
+		     od_end_name(g_array_index(recs, od_hold_record, 0).end));
+}
