@@ -17,11 +17,11 @@
 #define KEEP_ENDED 64
 #define MAX_PIDS 256
 /* The events waiting for the audit thread: a ring filled under the engine's lock,
- * where nothing may allocate, so of a fixed size; past it an event is dropped and
- * counted (a removal never is: its cgroup's state would stay). Only cgroups ever held
- * send any (audit_observed), so a tenant's loop of knob writes on a cgroup never held
- * fills nothing. 1024 events of ~130 bytes: 130 KiB, resident only as far as used. */
-#define RING 1024
+ * where nothing may allocate or fault, so of a fixed size and touched at the start;
+ * past it an event is dropped and counted. Only cgroups ever held send any
+ * (audit_observed), so a tenant's loop of knob writes on a cgroup never held fills
+ * nothing. 512 events of 112 bytes: 56 KiB. Removals queue apart (rm_q). */
+#define RING 512
 
 /* journald MESSAGE_ID per kind of record (journalctl MESSAGE_ID=...) */
 #define MSGID_HOLD_START "4f8a1c2e9b3d47e6a0c5d2b8e1f7a903"
@@ -34,7 +34,8 @@ const double od_over_bounds[OD_OVER_BUCKETS] = { 65536,    262144,   1048576, 41
 						 16777216, 67108864, 268435456 };
 
 /* EV_CHANGED and EV_NOTIFY carry the view the engine call left (observed hook);
- * EV_KILLED, when a kill's write ended; EV_REMOVED, nothing. */
+ * EV_KILLED, when a kill's write ended (v.oom_kill: 0, or the write's errno);
+ * EV_REMOVED, nothing. */
 typedef enum { EV_CHANGED, EV_NOTIFY, EV_KILLED, EV_REMOVED } ev_kind;
 
 typedef struct {
@@ -59,6 +60,18 @@ typedef struct {
 } cg_state;
 
 #define PENDING_NS (1000 * 1000000LL)
+/* A kill's end waits this long for its write to end (EV_KILLED): reclaim inside the
+ * memory.max write took hundreds of ms under global pressure (f-pressure). Past it (the
+ * event dropped), the record ends when the engine decided the kill. */
+#define PENDING_KILL_NS (10 * 1000 * 1000000LL)
+
+/* A removal, and how many ring events had been pushed when it came: it is handled once
+ * the audit thread has taken that many (none of its cgroup's events is left behind). */
+typedef struct {
+	uint64_t id;
+	int64_t t;
+	uint64_t after;
+} removal;
 
 struct od_audit {
 	od_controller *ctl;
@@ -72,11 +85,17 @@ struct od_audit {
 	pthread_cond_t q_cond;
 	ev *ring;        /* RING */
 	unsigned head, count;
-	GArray *removed_over; /* uint64_t ids of removals that found the ring full */
+	uint64_t pushed, taken; /* ring events ever pushed, ever taken */
+	unsigned rm_ready;      /* removals queued in rm_q (counted here to wake the thread) */
 	unsigned dropped;     /* since the audit thread last took the count */
 	bool stop;
+	/* Removals, outside the engine's lock: they may allocate. rm_lock is taken inside
+	 * q_lock by the audit thread only, never the other way. */
+	GMutex rm_lock;
+	GQueue rm_q; /* removal* */
 	GThread *thread;
 	/* the audit thread's own */
+	int64_t caught_up; /* when it last found the ring empty: pending ends wait from here */
 	unsigned drop_count;   /* since the last log line */
 	gint64 dropped_logged; /* monotonic us of that line */
 	GHashTable *cgs; /* &id -> cg_state* */
@@ -105,6 +124,7 @@ static ev *slot_locked(od_audit *a)
 	if (a->count == RING)
 		return NULL;
 	pthread_cond_signal(&a->q_cond);
+	a->pushed++;
 	return &a->ring[(a->head + a->count++) % RING];
 }
 
@@ -124,27 +144,34 @@ static void audit_observed(void *ud, uint64_t id, bool notify, const oe_view *v,
 }
 
 /* On the kill actuator, right after the kill's write. */
-static void audit_killed(void *ud, uint64_t id, int64_t t)
+static void audit_killed(void *ud, uint64_t id, int64_t t, int err)
 {
 	od_audit *a = ud;
 	ev *e = slot_locked(a);
 	if (e)
-		*e = (ev){ .kind = EV_KILLED, .id = id, .t = t };
+		*e = (ev){ .kind = EV_KILLED, .id = id, .t = t, .v.oom_kill = (uint64_t)err };
 	else
 		a->dropped++; /* the record keeps the time the engine decided the kill */
 	pthread_mutex_unlock(&a->q_lock);
 }
 
-/* Outside the engine's lock: a removal that finds the ring full waits apart, taken
- * only once the ring is empty (after every event of that cgroup pushed before it). */
+/* Outside the engine's lock, after the removal's engine call: every event of the
+ * cgroup is in the ring by now. Not in the ring: a subtree of cgroups never held would
+ * fill it, and the onsets beside it would be lost. */
 static void audit_removed(void *ud, uint64_t id)
 {
 	od_audit *a = ud;
-	ev *e = slot_locked(a);
-	if (e)
-		*e = (ev){ .kind = EV_REMOVED, .id = id, .t = od_now() };
-	else
-		g_array_append_val(a->removed_over, id);
+	removal *r = g_new(removal, 1);
+	r->id = id;
+	r->t = od_now();
+	pthread_mutex_lock(&a->q_lock);
+	r->after = a->pushed;
+	pthread_mutex_unlock(&a->q_lock);
+	g_mutex_lock(&a->rm_lock);
+	g_queue_push_tail(&a->rm_q, r);
+	g_mutex_unlock(&a->rm_lock);
+	pthread_mutex_lock(&a->q_lock);
+	a->rm_ready++;
 	pthread_cond_signal(&a->q_cond);
 	pthread_mutex_unlock(&a->q_lock);
 }
@@ -254,19 +281,22 @@ static void onset(od_audit *a, cg_state *s, const ev *e)
 	memset(r, 0, sizeof *r);
 	r->hold_id = ++a->next_hold;
 	r->cgroup_id = e->id;
-	od_controller_snapshot(a->ctl, e->id, path_cb, r->path);
+	/* A cgroup removed since (its removal waits behind this event) has no path left. */
+	bool gone = od_controller_snapshot(a->ctl, e->id, path_cb, r->path) == 0;
+	if (gone)
+		snprintf(r->path, sizeof r->path, "cgroup %" PRIu64 " (removed)", e->id);
 	/* The onset the deadline counts from (the engine's), not this event's time: the
-	 * hook runs after the onset's batch and the queue, 3-39 ms later under systemd. */
+	 * engine call that emitted it may have come later (a sample's reading first). */
 	r->onset_ns = e->v.hold_onset_ns ? e->v.hold_onset_ns : e->t;
-	r->onset_wall_us = g_get_real_time() - (e->t - r->onset_ns) / 1000;
+	r->onset_wall_us = g_get_real_time() - (od_now() - r->onset_ns) / 1000;
 	r->deadline_ns = e->v.deadline_ns;
 	r->limit = e->v.limit;
-	/* the usage the onset was seen at (the view taken with the hook, oe_view.usage);
-	 * read here, 3-39 ms later, it missed a task that had left (o-audit on 7, CI-like run) */
-	r->usage = e->v.usage ? e->v.usage : read_u64_at(r->path, "memory.current");
+	/* the usage the onset was seen at (the reading in the view, oe_view.usage); read
+	 * here, 3-39 ms later, it missed a task that had left (o-audit on 7, CI-like run) */
+	r->usage = e->v.usage || gone ? e->v.usage : read_u64_at(r->path, "memory.current");
 	if (s->pids)
 		g_array_unref(s->pids);
-	s->pids = read_pids(r->path);
+	s->pids = gone ? NULL : read_pids(r->path);
 	double over = r->usage > r->limit ? (double)(r->usage - r->limit) : 0;
 	g_mutex_lock(&a->lock);
 	a->st.started++;
@@ -306,13 +336,15 @@ static void settle(od_audit *a, cg_state *s, bool killed)
 	publish(a, &s->pend);
 }
 
-/* A kill's write ended at t: its record ends there. */
+/* A kill's write ended at t (0: it failed): its record ends there. */
 static void kill_done(od_audit *a, cg_state *s, int64_t t)
 {
 	if (!s->pending || !s->pend_kill)
 		return;
-	s->pend.end_ns = t;
-	s->pend.kill_late_ns = t - s->pend.deadline_ns;
+	if (t) {
+		s->pend.end_ns = t;
+		s->pend.kill_late_ns = t - s->pend.deadline_ns;
+	}
 	settle(a, s, false);
 }
 
@@ -418,11 +450,12 @@ static void handle(od_audit *a, const ev *e)
 	case EV_KILLED:
 		/* The daemon's kill: of a hold whose deadline passed (its end waits for this),
 		 * or before it (a delay of 0 written during the hold: the end looked like an
-		 * exit, and is a kill-early). */
+		 * exit, and is a kill-early). A failed write killed nothing: the end stays as
+		 * it looked, and a kill's lateness runs to when the engine decided it. */
 		if (s && s->pending && s->pend_kill)
-			kill_done(a, s, e->t);
+			kill_done(a, s, e->v.oom_kill ? 0 : e->t);
 		else if (s)
-			settle(a, s, true);
+			settle(a, s, e->v.oom_kill == 0);
 		return;
 	case EV_CHANGED:
 	case EV_NOTIFY:
@@ -454,8 +487,10 @@ static void handle(od_audit *a, const ev *e)
 		onset(a, s, e);
 	else if (!e->v.in_hold && s->r.hold_id)
 		finish(a, s, e->t, &e->v, prev_kills);
-	else if (s->r.hold_id)
-		s->r.deadline_ns = e->v.deadline_ns; /* a new delay written during the hold */
+	else if (s->r.hold_id && e->v.deadline_ns > s->r.deadline_ns)
+		/* A longer delay written during the hold moves the deadline a kill is judged
+		 * by; a shorter one (0: at once) does not: that kill is a kill-early. */
+		s->r.deadline_ns = e->v.deadline_ns;
 	if (e->kind == EV_NOTIFY && s->r.hold_id) {
 		g_mutex_lock(&a->fs_lock);
 		s->r.listeners += (unsigned)od_shadowfs_listeners(a->fs, e->id);
@@ -470,20 +505,40 @@ static void handle(od_audit *a, const ev *e)
 /* Pending ends that waited long enough for a kill are final as they looked. */
 static void sweep(od_audit *a, bool all)
 {
-	int64_t now = od_now();
+	/* Not the clock: an event that would settle an end may still wait in the ring. */
+	int64_t now = a->caught_up;
 	GHashTableIter it;
 	gpointer val;
 	g_hash_table_iter_init(&it, a->cgs);
 	while (g_hash_table_iter_next(&it, NULL, &val)) {
 		cg_state *s = val;
-		if (s->pending && (all || now - s->pend.end_ns >= PENDING_NS))
+		if (s->pending && (all || now - s->pend.end_ns >= (s->pend_kill ? PENDING_KILL_NS : PENDING_NS)))
 			settle(a, s, false);
 	}
 }
 
-/* The next event into *e: the ring first, then the removals that found it full.
- * Waits (up to 250 ms if timed). Returns false on a time-out, or when stopped with
- * nothing left (*stop). */
+/* A removal whose cgroup's ring events have all been taken, into *e; under q_lock. */
+static bool take_removal_locked(od_audit *a, ev *e)
+{
+	if (!a->rm_ready)
+		return false;
+	g_mutex_lock(&a->rm_lock);
+	removal *r = g_queue_peek_head(&a->rm_q);
+	bool ready = r && a->taken >= r->after;
+	if (ready) {
+		g_queue_pop_head(&a->rm_q);
+		a->rm_ready--;
+	}
+	g_mutex_unlock(&a->rm_lock);
+	if (!ready)
+		return false;
+	*e = (ev){ .kind = EV_REMOVED, .id = r->id, .t = r->t };
+	g_free(r);
+	return true;
+}
+
+/* The next event into *e. Waits (up to 250 ms if timed). Returns false on a time-out,
+ * or when stopped with nothing left (*stop). */
 static bool next_event(od_audit *a, ev *e, bool timed, bool *stop)
 {
 	struct timespec until;
@@ -494,25 +549,26 @@ static bool next_event(od_audit *a, ev *e, bool timed, bool *stop)
 	bool got = false;
 	pthread_mutex_lock(&a->q_lock);
 	for (;;) {
-		if (a->count) {
+		got = take_removal_locked(a, e);
+		if (!got && a->count) {
 			*e = a->ring[a->head];
 			a->head = (a->head + 1) % RING;
 			a->count--;
-			got = true;
-		} else if (a->removed_over->len) {
-			*e = (ev){ .kind = EV_REMOVED, .id = g_array_index(a->removed_over, uint64_t, 0),
-				   .t = od_now() };
-			g_array_remove_index(a->removed_over, 0);
+			a->taken++;
 			got = true;
 		}
-		if (got || a->stop)
+		if (got || (a->stop && !a->rm_ready))
 			break;
+		if (!a->count)
+			a->caught_up = od_now(); /* taken == pushed: every removal is ready too */
+		if (a->rm_ready)
+			continue;
 		if (!timed)
 			pthread_cond_wait(&a->q_cond, &a->q_lock);
 		else if (pthread_cond_timedwait(&a->q_cond, &a->q_lock, &until) == ETIMEDOUT)
 			break;
 	}
-	*stop = !got && a->stop;
+	*stop = !got && a->stop && !a->rm_ready;
 	unsigned dropped = a->dropped;
 	a->dropped = 0;
 	pthread_mutex_unlock(&a->q_lock);
@@ -548,8 +604,12 @@ od_audit *od_audit_new(od_controller *c, oe_kill_mode mode)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&a->q_cond, &ca);
 	pthread_condattr_destroy(&ca);
+	/* Touched now (calloc may leave fresh pages untouched): resident and locked, so
+	 * no push under the engine's lock faults. */
 	a->ring = g_new(ev, RING);
-	a->removed_over = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	memset(a->ring, 0, RING * sizeof(ev));
+	g_mutex_init(&a->rm_lock);
+	g_queue_init(&a->rm_q);
 	a->cgs = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, cg_state_free);
 	g_mutex_init(&a->lock);
 	g_mutex_init(&a->fs_lock);
@@ -583,7 +643,8 @@ void od_audit_free(od_audit *a)
 	pthread_cond_destroy(&a->q_cond);
 	pthread_mutex_destroy(&a->q_lock);
 	g_free(a->ring);
-	g_array_unref(a->removed_over);
+	g_queue_clear_full(&a->rm_q, g_free);
+	g_mutex_clear(&a->rm_lock);
 	g_hash_table_destroy(a->cgs);
 	g_array_unref(a->open);
 	g_array_unref(a->ended);

@@ -163,8 +163,7 @@ static int do_kill_group(od_controller *c, const ctl_ctx *ctx, od_cg *g)
 	const char *diag = od_diag_kill_timeline(t0);
 	int r = od_kio_kill(g->fd, h);
 	int64_t t1 = od_now();
-	if (r >= 0)
-		ctl_hooks_killed(&c->hooks, g->id, t1);
+	ctl_hooks_killed(&c->hooks, g->id, t1, r < 0 ? -r : 0);
 	ctl_post_line(c, false, "%s: delay over, the whole cgroup killed (cgroup.kill, %" PRIu64
 		  " processes of its own): %s in %.1f ms (write began at boottime %.1f ms; last "
 		  "timer tick %.1f ms late)%s", ctl_cg_path(g, p, sizeof p), procs,
@@ -245,8 +244,7 @@ int ctl_run_one(od_controller *c, const ctl_ctx *ctx, const oe_action *a, od_cg 
 		r = od_kio_kill_once(g->fd, g_atomic_pointer_get(&g->hold), a->value,
 				      g_atomic_int_get(&c->rt_prio), &kills);
 		int64_t t1 = od_now();
-		if (r >= 0)
-			ctl_hooks_killed(&c->hooks, g->id, t1);
+		ctl_hooks_killed(&c->hooks, g->id, t1, r < 0 ? -r : 0);
 		ctl_post_line(c, false, "%s: delay over, memory.max back to %" PRIu64 " (the kernel's OOM killer "
 			  "acts): %s in %.1f ms (write began at boottime %.1f ms; last timer tick %.1f ms "
 			  "late; OOM kills in it: %u)%s",

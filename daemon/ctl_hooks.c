@@ -69,13 +69,13 @@ void ctl_hooks_observed(ctl_hooks *hs, uint64_t id, bool notify, const oe_view *
 	g_rw_lock_reader_unlock(&hs->lock);
 }
 
-void ctl_hooks_killed(ctl_hooks *hs, uint64_t id, int64_t t)
+void ctl_hooks_killed(ctl_hooks *hs, uint64_t id, int64_t t, int err)
 {
 	g_rw_lock_reader_lock(&hs->lock);
 	for (guint k = 0; k < hs->sets->len; k++) {
 		const od_hooks *h = &((od_hooks_reg *)hs->sets->pdata[k])->h;
 		if (h->killed)
-			h->killed(h->ud, id, t);
+			h->killed(h->ud, id, t, err);
 	}
 	g_rw_lock_reader_unlock(&hs->lock);
 }

@@ -23,7 +23,7 @@ void ctl_hooks_remove(ctl_hooks *hs, od_hooks_reg *reg); /* NULL is fine */
 
 /* Under the engine's lock: every set's observed hook (controller.h). */
 void ctl_hooks_observed(ctl_hooks *hs, uint64_t id, bool notify, const oe_view *v, int64_t t);
-void ctl_hooks_killed(ctl_hooks *hs, uint64_t id, int64_t t);
+void ctl_hooks_killed(ctl_hooks *hs, uint64_t id, int64_t t, int err);
 void ctl_hooks_notify(ctl_hooks *hs, uint64_t id);
 void ctl_hooks_changed(ctl_hooks *hs, uint64_t id);
 /* ids[0..n) in pre-order (parents first): called for each, children first. */

@@ -21,7 +21,10 @@ typedef struct od_controller od_controller;
 
 /* Hooks the shells register. control_changed, notify and removed are called from
  * whichever thread carries the action out (an actuator, the loop, a FUSE worker; never
- * the deadline thread), without the engine's lock (a hook may call od_controller_view).
+ * the deadline thread), without the engine's lock. No hook may take the engine's lock:
+ * observed runs under it inside the hooks' read lock, so a hook waiting for it inside
+ * that read lock would deadlock as soon as a writer (a set added or removed) queued
+ * between them, on any rwlock that holds new readers back for a waiting writer.
  * Any member may be NULL. */
 typedef struct {
 	void (*control_changed)(void *ud, uint64_t id); /* poll wake of shadow memory.oom_control */
@@ -37,7 +40,7 @@ typedef struct {
 	void (*observed)(void *ud, uint64_t id, bool notify, const oe_view *v, int64_t t);
 	/* When the write of a kill the engine ordered (KILL_KERNEL, KILL_GROUP) ended, on
 	 * the thread that made it (the kill actuator, at its priority). Must not block. */
-	void (*killed)(void *ud, uint64_t id, int64_t t);
+	void (*killed)(void *ud, uint64_t id, int64_t t, int err); /* err: 0 or the errno */
 	void *ud;
 } od_hooks;
 

@@ -166,3 +166,20 @@ Test(audit, a_hold_over_before_its_hooks_ran_is_recorded)
 	cr_assert_eq(g_array_index(recs, od_hold_record, 0).end, OD_END_REMOVED, "ended %s",
 		     od_end_name(g_array_index(recs, od_hold_record, 0).end));
 }
+
+/* Rule 6: a delay of 0 written during the hold kills at once, before the deadline the
+ * hold began with: the record says kill-early, from the daemon's kill itself (the
+ * fixture's oom_kill never moves), however the views between moved the deadline. */
+Test(audit, a_delay_of_0_during_the_hold_is_a_kill_early)
+{
+	od_controller_start_deadlines(ctl);
+	start_hold();
+	cr_assert_eq(od_controller_write_delay(ctl, gid, 0), 0);
+	cr_assert(wait_for_kill(3000, "memory.max", "33554432"), "no kill (memory.max = L) within 3 s");
+	g_autoptr(GArray) recs = records_of_g(1, true);
+	cr_assert_eq(recs->len, 1, "no ended record");
+	od_hold_record *r = &g_array_index(recs, od_hold_record, 0);
+	cr_assert_eq(r->end, OD_END_KILL_EARLY, "ended %s", od_end_name(r->end));
+	cr_assert_lt(r->end_ns - r->onset_ns, 200 * 1000000LL, "held %.1f ms: not before the deadline",
+		     (r->end_ns - r->onset_ns) / 1e6);
+}
