@@ -436,9 +436,8 @@ struct od_shadowfs {
 	bool io_installed;
 	gint io_stopping;
 	gint io_busy;       /* workers holding a request (or about to read one) */
-	GMutex io_lock;     /* guards io_readers */
-	GArray *io_readers; /* pthread_t of each worker reading a cloned descriptor */
-	sigset_t io_wake;   /* FS_WAKE_SIGNAL alone */
+	GMutex io_lock;        /* guards io_readers */
+	GPtrArray *io_readers; /* fuse_io.c's io_reader of each worker reading a cloned descriptor */
 	/* open files and directories the kernel has not released yet; whatever is
 	 * left when the loop ends is closed by od_shadowfs_free() */
 	GMutex handles_lock;

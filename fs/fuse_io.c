@@ -4,21 +4,34 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "fs_private.h"
 
+/* A worker reading a cloned descriptor, as the drain sees it. */
+typedef struct {
+	pthread_t tid;
+	GMutex lock;
+	/* under lock: IO_BUSY, IO_READING (in or about to enter read(2)), IO_SIGNALLED (the
+	 * drain's signal sent while reading: it is pending or taken) */
+	int state;
+} io_reader;
+enum { IO_BUSY, IO_READING, IO_SIGNALLED };
+
 /* Whether this worker holds a request it read: cleared when it comes back for the next one,
  * or by reader_gone when libfuse ends the worker after the request (an idle worker beyond
  * FS_IDLE_THREADS ends without reading again). */
 static __thread bool t_holding;
-/* The session, once this worker is in io_readers; the GPrivate only carries reader_gone to
- * the worker's end (libfuse ends idle ones, and cancels all at the loop's end). Plain
- * thread-locals on the request path: GPrivate's get and set around every read cost 2.3 M of
- * the 41 M instructions the daemon spent on 2,000 files (callgrind, 2026-12-06). */
+/* The session and this worker's entry in its io_readers, once there; the GPrivate only
+ * carries reader_gone to the worker's end (libfuse ends idle ones, and cancels all at the
+ * loop's end). Plain thread-locals on the request path: GPrivate's get and set around every
+ * read cost 2.3 M of the 41 M instructions the daemon spent on 2,000 files (callgrind,
+ * 2026-12-06). */
 static __thread od_shadowfs *t_reading;
+static __thread io_reader *t_me;
 static void reader_gone(gpointer data);
 static GPrivate reading = G_PRIVATE_INIT(reader_gone);
 
@@ -30,15 +43,12 @@ static void reader_gone(gpointer data)
 		t_holding = false;
 		g_atomic_int_add(&fs->io_busy, -1);
 	}
-	pthread_t self = pthread_self();
-	g_mutex_lock(&fs->io_lock);
-	for (guint i = 0; i < fs->io_readers->len; i++) {
-		if (pthread_equal(g_array_index(fs->io_readers, pthread_t, i), self)) {
-			g_array_remove_index_fast(fs->io_readers, i);
-			break;
-		}
-	}
+	g_mutex_lock(&fs->io_lock); /* the drain signals under it: t_me is not in use after */
+	g_ptr_array_remove_fast(fs->io_readers, t_me);
 	g_mutex_unlock(&fs->io_lock);
+	g_mutex_clear(&t_me->lock);
+	g_free(t_me);
+	t_me = NULL;
 }
 
 static void come_back(od_shadowfs *fs)
@@ -57,21 +67,35 @@ static void park(void)
 		poll(NULL, 0, -1);
 }
 
+/* Returns the state the drain left (IO_READING or IO_SIGNALLED). */
+static int set_state(io_reader *me, int state)
+{
+	g_mutex_lock(&me->lock);
+	int was = me->state;
+	me->state = state;
+	g_mutex_unlock(&me->lock);
+	return was;
+}
+
 static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
 {
 	od_shadowfs *fs = userdata;
 	come_back(fs);
 	if (fd == fuse_session_fd(fs->se))
 		return read(fd, buf, len); /* shared with a successor: see fuse_io.h */
-	const sigset_t *wake = &fs->io_wake;
 	if (!t_reading) {
-		/* the drain's signal may interrupt this worker's read(2) and nothing else: a
-		 * handler's own waits (a memory.max write's reclaim stops at a pending signal,
-		 * mm/memcontrol.c memory_max_write) never see it */
-		pthread_sigmask(SIG_BLOCK, wake, NULL);
-		pthread_t self = pthread_self();
+		/* libfuse starts its workers with every signal blocked (fuse_loop_mt.c
+		 * fuse_start_thread); ours is let in once, and set_state keeps it from the
+		 * handlers. */
+		sigset_t wake;
+		sigemptyset(&wake);
+		sigaddset(&wake, FS_WAKE_SIGNAL);
+		pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
+		t_me = g_new0(io_reader, 1);
+		t_me->tid = pthread_self();
+		g_mutex_init(&t_me->lock);
 		g_mutex_lock(&fs->io_lock);
-		g_array_append_val(fs->io_readers, self);
+		g_ptr_array_add(fs->io_readers, t_me);
 		g_mutex_unlock(&fs->io_lock);
 		g_private_set(&reading, fs);
 		t_reading = fs;
@@ -83,12 +107,14 @@ static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
 			g_atomic_int_add(&fs->io_busy, -1);
 			park();
 		}
-		/* a signal the drain sent meanwhile is taken here, before the read: the drain's
-		 * next round interrupts the read itself */
-		pthread_sigmask(SIG_UNBLOCK, wake, NULL);
+		/* a signal the drain sends between this and the read is taken before the read,
+		 * and the drain's next round interrupts the read itself */
+		set_state(t_me, IO_READING);
 		ssize_t n = read(fd, buf, len);
 		int e = errno;
-		pthread_sigmask(SIG_BLOCK, wake, NULL);
+		if (set_state(t_me, IO_BUSY) == IO_SIGNALLED && n > 0)
+			sched_yield(); /* the signal, pending since the drain let go of our lock, is
+					* taken on this call's way back: not in the handler's calls */
 		if (n > 0) {
 			t_holding = true;
 			return n;
@@ -98,7 +124,7 @@ static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
 			errno = e;
 			return n; /* ENODEV (unmounted) and the like: libfuse ends the session */
 		}
-		/* EINTR: the drain's FS_WAKE_SIGNAL (or the loop's waker): look at the flag */
+		/* EINTR: the drain's FS_WAKE_SIGNAL: look at the flag */
 	}
 }
 
@@ -112,12 +138,10 @@ int fs_io_install(od_shadowfs *fs)
 {
 	static const struct fuse_custom_io io = { .read = io_read, .writev = io_writev };
 	g_mutex_init(&fs->io_lock);
-	sigemptyset(&fs->io_wake);
-	sigaddset(&fs->io_wake, FS_WAKE_SIGNAL);
-	fs->io_readers = g_array_new(FALSE, FALSE, sizeof(pthread_t));
+	fs->io_readers = g_ptr_array_new();
 	int r = fuse_session_custom_io(fs->se, &io, fuse_session_fd(fs->se));
 	if (r < 0) {
-		g_array_unref(fs->io_readers);
+		g_ptr_array_unref(fs->io_readers);
 		fs->io_readers = NULL;
 		g_mutex_clear(&fs->io_lock);
 		return -r;
@@ -127,12 +151,19 @@ int fs_io_install(od_shadowfs *fs)
 }
 
 /* Interrupts the read of every worker waiting in one (a worker about to read sees the flag
- * first, or is interrupted by the next round). */
+ * first, or is interrupted by the next round); never a worker handling a request. */
 static void wake_readers(od_shadowfs *fs)
 {
 	g_mutex_lock(&fs->io_lock);
-	for (guint i = 0; i < fs->io_readers->len; i++)
-		pthread_kill(g_array_index(fs->io_readers, pthread_t, i), FS_WAKE_SIGNAL);
+	for (guint i = 0; i < fs->io_readers->len; i++) {
+		io_reader *r = g_ptr_array_index(fs->io_readers, i);
+		g_mutex_lock(&r->lock);
+		if (r->state != IO_BUSY) {
+			r->state = IO_SIGNALLED;
+			pthread_kill(r->tid, FS_WAKE_SIGNAL); /* pending before the unlock */
+		}
+		g_mutex_unlock(&r->lock);
+	}
 	g_mutex_unlock(&fs->io_lock);
 }
 
@@ -163,7 +194,7 @@ void fs_io_free(od_shadowfs *fs)
 	if (!fs->io_installed)
 		return;
 	fs->io_installed = false;
-	g_array_unref(fs->io_readers);
+	g_ptr_array_unref(fs->io_readers);
 	fs->io_readers = NULL;
 	g_mutex_clear(&fs->io_lock);
 }
