@@ -21,10 +21,11 @@ typedef struct {
 } io_reader;
 enum { IO_BUSY, IO_READING, IO_SIGNALLED };
 
-/* Whether this worker holds a request it read: cleared when it comes back for the next one,
- * or by reader_gone when libfuse ends the worker after the request (an idle worker beyond
- * FS_IDLE_THREADS ends without reading again). */
-static __thread bool t_holding;
+/* Whether this worker counts in io_busy: from just before its read (a request it may
+ * take) while it holds the request it read; cleared when it comes back for the next one, or
+ * by reader_gone when libfuse ends the worker (an idle worker beyond FS_IDLE_THREADS ends
+ * without reading again; the loop's end cancels workers inside their read). */
+static __thread bool t_counted;
 /* The session and this worker's entry in its io_readers, once there; the GPrivate only
  * carries reader_gone to the worker's end (libfuse ends idle ones, and cancels all at the
  * loop's end). Plain thread-locals on the request path: GPrivate's get and set around every
@@ -39,22 +40,23 @@ static GPrivate reading = G_PRIVATE_INIT(reader_gone);
 static void reader_gone(gpointer data)
 {
 	od_shadowfs *fs = data;
-	if (t_holding) {
-		t_holding = false;
-		g_atomic_int_add(&fs->io_busy, -1);
-	}
 	g_mutex_lock(&fs->io_lock); /* the drain signals under it: t_me is not in use after */
 	g_ptr_array_remove_fast(fs->io_readers, t_me);
 	g_mutex_unlock(&fs->io_lock);
 	g_mutex_clear(&t_me->lock);
 	g_free(t_me);
 	t_me = NULL;
+	/* last: a drain that sees the count reach 0 may let the session, fs, be freed */
+	if (t_counted) {
+		t_counted = false;
+		g_atomic_int_add(&fs->io_busy, -1);
+	}
 }
 
 static void come_back(od_shadowfs *fs)
 {
-	if (t_holding) {
-		t_holding = false;
+	if (t_counted) {
+		t_counted = false;
 		g_atomic_int_add(&fs->io_busy, -1);
 	}
 }
@@ -84,9 +86,10 @@ static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
 	if (fd == fuse_session_fd(fs->se))
 		return read(fd, buf, len); /* shared with a successor: see fuse_io.h */
 	if (!t_reading) {
-		/* libfuse starts its workers with every signal blocked (fuse_loop_mt.c
-		 * fuse_start_thread); ours is let in once, and set_state keeps it from the
-		 * handlers. */
+		/* Workers inherit the loop thread's mask, which lets the signal in
+		 * (od_shadowfs_run; libfuse 3.14's fuse_start_thread blocks only SIGTERM, SIGINT,
+		 * SIGHUP and SIGQUIT around the creation): unblocked here too, in case a
+		 * version blocks more. set_state keeps it from the handlers. */
 		sigset_t wake;
 		sigemptyset(&wake);
 		sigaddset(&wake, FS_WAKE_SIGNAL);
@@ -103,7 +106,9 @@ static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
 	for (;;) {
 		/* counted before the look at the flag: the drain sets the flag, then counts */
 		g_atomic_int_inc(&fs->io_busy);
+		t_counted = true;
 		if (g_atomic_int_get(&fs->io_stopping)) {
+			t_counted = false;
 			g_atomic_int_add(&fs->io_busy, -1);
 			park();
 		}
@@ -115,10 +120,9 @@ static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
 		if (set_state(t_me, IO_BUSY) == IO_SIGNALLED && n > 0)
 			sched_yield(); /* the signal, pending since the drain let go of our lock, is
 					* taken on this call's way back: not in the handler's calls */
-		if (n > 0) {
-			t_holding = true;
-			return n;
-		}
+		if (n > 0)
+			return n; /* counted while it holds the request */
+		t_counted = false;
 		g_atomic_int_add(&fs->io_busy, -1);
 		if (n == 0 || e != EINTR) {
 			errno = e;

@@ -12,7 +12,9 @@
  * end in sem_wait(), which a signal handler installed without SA_RESTART
  * interrupts; the loop then sees the flag and cancels every worker (read(2) is a
  * cancellation point; a worker handling a request finishes it first). The workers
- * themselves block every signal (libfuse's fuse_start_thread). The signal is
+ * inherit the signal unblocked (libfuse 3.14's fuse_start_thread blocks only SIGTERM,
+ * SIGINT, SIGHUP and SIGQUIT), but only the drain sends it to them, and only while they
+ * read (fuse_io.h). The signal is
  * repeated until the loop has returned: one that lands between the loop's check of
  * the flag and its sem_wait() would be lost.
  */
