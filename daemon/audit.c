@@ -34,12 +34,12 @@ const double od_over_bounds[OD_OVER_BUCKETS] = { 65536,    262144,   1048576, 41
 						 16777216, 67108864, 268435456 };
 
 /* EV_CHANGED and EV_NOTIFY carry the view the engine call left (observed hook);
- * EV_KILLED, when a kill's write ended (v.oom_kill: 0, or the write's errno);
- * EV_REMOVED, nothing. */
+ * EV_KILLED, when a kill's write ended and its errno (0: done); EV_REMOVED, nothing. */
 typedef enum { EV_CHANGED, EV_NOTIFY, EV_KILLED, EV_REMOVED } ev_kind;
 
 typedef struct {
 	ev_kind kind;
+	int err; /* EV_KILLED */
 	uint64_t id;
 	int64_t t;
 	oe_view v;
@@ -149,7 +149,7 @@ static void audit_killed(void *ud, uint64_t id, int64_t t, int err)
 	od_audit *a = ud;
 	ev *e = slot_locked(a);
 	if (e)
-		*e = (ev){ .kind = EV_KILLED, .id = id, .t = t, .v.oom_kill = (uint64_t)err };
+		*e = (ev){ .kind = EV_KILLED, .id = id, .t = t, .err = err };
 	else
 		a->dropped++; /* the record keeps the time the engine decided the kill */
 	pthread_mutex_unlock(&a->q_lock);
@@ -440,10 +440,10 @@ static void handle(od_audit *a, const ev *e)
 	cg_state *s = g_hash_table_lookup(a->cgs, &e->id);
 	switch (e->kind) {
 	case EV_REMOVED:
-		if (s && s->r.hold_id)
-			finish(a, s, e->t, NULL, 0);
 		if (s) {
-			settle(a, s, false);
+			settle(a, s, false); /* an earlier hold's end, as it looked */
+			if (s->r.hold_id)
+				finish(a, s, e->t, NULL, 0);
 			g_hash_table_remove(a->cgs, &e->id);
 		}
 		return;
@@ -453,9 +453,9 @@ static void handle(od_audit *a, const ev *e)
 		 * exit, and is a kill-early). A failed write killed nothing: the end stays as
 		 * it looked, and a kill's lateness runs to when the engine decided it. */
 		if (s && s->pending && s->pend_kill)
-			kill_done(a, s, e->v.oom_kill ? 0 : e->t);
+			kill_done(a, s, e->err ? 0 : e->t);
 		else if (s)
-			settle(a, s, e->v.oom_kill == 0);
+			settle(a, s, e->err == 0);
 		return;
 	case EV_CHANGED:
 	case EV_NOTIFY:
@@ -565,8 +565,11 @@ static bool next_event(od_audit *a, ev *e, bool timed, bool *stop)
 			continue;
 		if (!timed)
 			pthread_cond_wait(&a->q_cond, &a->q_lock);
-		else if (pthread_cond_timedwait(&a->q_cond, &a->q_lock, &until) == ETIMEDOUT)
+		else if (pthread_cond_timedwait(&a->q_cond, &a->q_lock, &until) == ETIMEDOUT) {
+			if (!a->count)
+				a->caught_up = od_now(); /* the wait's own end: nothing came */
 			break;
+		}
 	}
 	*stop = !got && a->stop && !a->rm_ready;
 	unsigned dropped = a->dropped;

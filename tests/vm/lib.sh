@@ -55,6 +55,15 @@ mkcg() {
 	echo "$OOMD_CG/$1"
 }
 
+# mkchildren NAME N: mkcg NAME with the memory controller given to its children c0 .. c(N-1),
+# made at once; prints its path
+mkchildren() {
+	_p=$(mkcg "$1")
+	setknob "$_p" cgroup.subtree_control +memory
+	(cd "$_p" && seq 0 $(($2 - 1)) | sed 's/^/c/' | xargs mkdir) || fail "mkdir of $2 cgroups in $_p"
+	echo "$_p"
+}
+
 # setknob CG FILE VALUE: write a cgroup knob or fail
 setknob() {
 	echo "$3" >"$1/$2" || fail "cannot write '$3' to $1/$2"

@@ -10,9 +10,7 @@
 . /oomd/lib.sh
 command -v perf >/dev/null || skip "perf is not in the image (OOMD_VM_EXTRA_BINS=/usr/bin/perf)"
 N=500
-p=$(mkcg x)
-setknob "$p" cgroup.subtree_control +memory
-(cd "$p" && seq 0 $((N - 1)) | sed 's/^/c/' | xargs mkdir) || fail "mkdir"
+p=$(mkchildren x $N)
 floor_exact "$p" $N /floorx
 start_daemon /shadow
 for w in shadow floorx; do

@@ -11,9 +11,7 @@
 . /oomd/lib.sh
 command -v strace >/dev/null || skip "strace is not in the image (OOMD_VM_EXTRA_BINS=/usr/bin/strace)"
 N=500
-p=$(mkcg x)
-setknob "$p" cgroup.subtree_control +memory
-(cd "$p" && seq 0 $((N - 1)) | sed 's/^/c/' | xargs mkdir) || fail "mkdir"
+p=$(mkchildren x $N)
 floor_exact "$p" $N /floorx
 start_daemon /shadow
 sp=/shadow${p#$CGROOT}; fx=/floorx${p#$CGROOT}
