@@ -136,7 +136,8 @@ void od_controller_adopting(od_controller *c, bool on)
 	g_mutex_unlock(&c->adopt_lock);
 }
 
-static int user_write(od_controller *c, write_fn fn, uint64_t id, uint64_t value)
+static int user_write(od_controller *c, write_fn fn, uint64_t id, uint64_t value,
+		      const ctl_via *via)
 {
 	if (g_atomic_int_get(&c->adopting)) {
 		g_mutex_lock(&c->adopt_lock);
@@ -153,27 +154,30 @@ static int user_write(od_controller *c, write_fn fn, uint64_t id, uint64_t value
 		g_free(wide);
 		return r;
 	}
-	return ctl_finish_locked(c, &WORKER); /* the kernel's errno, if a write of it failed */
+	const ctl_ctx ctx = { .who = CTL_WORKER, .via = via };
+	return ctl_finish_locked(c, &ctx); /* the kernel's errno, if a write of it failed */
 }
 
 int od_controller_write_delay(od_controller *c, uint64_t id, uint64_t ms)
 {
-	return user_write(c, oe_write_delay, id, ms);
+	return user_write(c, oe_write_delay, id, ms, NULL);
 }
 
 int od_controller_write_disable(od_controller *c, uint64_t id, uint64_t v)
 {
-	return user_write(c, oe_write_disable, id, v);
+	return user_write(c, oe_write_disable, id, v, NULL);
 }
 
-int od_controller_write_limit(od_controller *c, uint64_t id, uint64_t bytes)
+int od_controller_write_limit(od_controller *c, uint64_t id, uint64_t bytes, int fd)
 {
-	return user_write(c, oe_write_limit, id, bytes);
+	const ctl_via via = { .id = id, .kind = OE_ACT_SET_MAX, .fd = fd };
+	return user_write(c, oe_write_limit, id, bytes, fd >= 0 ? &via : NULL);
 }
 
-int od_controller_write_high(od_controller *c, uint64_t id, uint64_t bytes)
+int od_controller_write_high(od_controller *c, uint64_t id, uint64_t bytes, int fd)
 {
-	return user_write(c, oe_write_high, id, bytes);
+	const ctl_via via = { .id = id, .kind = OE_ACT_SET_HIGH, .fd = fd };
+	return user_write(c, oe_write_high, id, bytes, fd >= 0 ? &via : NULL);
 }
 
 bool od_controller_view(od_controller *c, uint64_t id, oe_view *v)

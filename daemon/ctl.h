@@ -46,9 +46,20 @@ typedef enum {
 	CTL_IN_BATCH,
 } ctl_caller;
 
+/* A knob file the caller already holds open for writing: a user's write of
+ * memory.max or memory.high through the shadow, whose FUSE open opened the real file.
+ * The engine's write of that knob of that cgroup goes through it: an openat and a
+ * close fewer on the writer's path (x-write-strace, docs/DESIGN.md). */
+typedef struct {
+	uint64_t id;
+	oe_action_kind kind; /* OE_ACT_SET_MAX or OE_ACT_SET_HIGH */
+	int fd;
+} ctl_via;
+
 typedef struct {
 	ctl_caller who;
 	int depth; /* batches nested on this call chain (SAMPLE -> oe_sample -> SAMPLE ...) */
+	const ctl_via *via; /* NULL, or a CTL_WORKER's (and its batch's) open knob file */
 } ctl_ctx;
 
 #define STACK_ACTS 64 /* batches up to this size are copied out onto the stack */

@@ -197,6 +197,12 @@ static int write_errno(int r)
 	return r >= 0 ? 0 : r == -ENOENT ? ENODEV : -r;
 }
 
+/* The caller's open file for a's write, or -1 (ctl_via). */
+static int via_fd(const ctl_ctx *ctx, const oe_action *a)
+{
+	return ctx->via && ctx->via->id == a->id && ctx->via->kind == a->kind ? ctx->via->fd : -1;
+}
+
 /* Returns 0 or the positive errno of the kernel write it made (or skipped). */
 int ctl_run_one(od_controller *c, const ctl_ctx *ctx, const oe_action *a, od_cg *g)
 {
@@ -230,10 +236,10 @@ int ctl_run_one(od_controller *c, const ctl_ctx *ctx, const oe_action *a, od_cg 
 	int r = 0;
 	switch (a->kind) {
 	case OE_ACT_SET_HIGH:
-		r = od_kio_write_u64(g->fd, "memory.high", a->value);
+		r = od_kio_write_u64_via(g->fd, via_fd(ctx, a), "memory.high", a->value);
 		break;
 	case OE_ACT_SET_MAX:
-		r = od_kio_write_u64(g->fd, "memory.max", a->value);
+		r = od_kio_write_u64_via(g->fd, via_fd(ctx, a), "memory.max", a->value);
 		break;
 	case OE_ACT_KILL_KERNEL: {
 		/* Logged after the write, and by the loop (ctl_post.h): neither this kill nor
@@ -373,7 +379,7 @@ int ctl_carry_out(od_controller *c, const ctl_ctx *ctx, oe_action *v, od_cg **g,
 	if (k == n || !own)
 		return 0;
 	od_order_wait_turn(c->order, &hdr);
-	ctl_ctx in_batch = { .who = CTL_IN_BATCH, .depth = ctx->depth };
+	ctl_ctx in_batch = { .who = CTL_IN_BATCH, .depth = ctx->depth, .via = ctx->via };
 	int r = run_actions(c, &in_batch, v, g, n);
 	od_order_done(c->order, &hdr);
 	return r;

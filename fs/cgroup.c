@@ -8,6 +8,7 @@ typedef struct {
 	oe_view *view; /* a view, or else a write of knob: */
 	fs_cg_knob knob;
 	uint64_t value;
+	int fd;
 } cg_call;
 
 static int call_once(const fs_synth_ctx *c, const cg_call *a)
@@ -20,9 +21,9 @@ static int call_once(const fs_synth_ctx *c, const cg_call *a)
 	case FS_CG_DISABLE:
 		return od_controller_write_disable(c->ctl, c->id, a->value);
 	case FS_CG_LIMIT:
-		return od_controller_write_limit(c->ctl, c->id, a->value);
+		return od_controller_write_limit(c->ctl, c->id, a->value, a->fd);
 	case FS_CG_HIGH:
-		return od_controller_write_high(c->ctl, c->id, a->value);
+		return od_controller_write_high(c->ctl, c->id, a->value, a->fd);
 	}
 	return EINVAL;
 }
@@ -45,8 +46,8 @@ int fs_cg_view(const fs_synth_ctx *c, oe_view *v)
 	return reach(c, &a);
 }
 
-int fs_cg_write(const fs_synth_ctx *c, fs_cg_knob knob, uint64_t value)
+int fs_cg_write(const fs_synth_ctx *c, fs_cg_knob knob, uint64_t value, int fd)
 {
-	cg_call a = { .knob = knob, .value = value };
+	cg_call a = { .knob = knob, .value = value, .fd = fd };
 	return reach(c, &a);
 }

@@ -22,6 +22,8 @@
 typedef enum { FS_CG_DELAY, FS_CG_DISABLE, FS_CG_LIMIT, FS_CG_HIGH } fs_cg_knob;
 
 int fs_cg_view(const fs_synth_ctx *c, oe_view *v);
-int fs_cg_write(const fs_synth_ctx *c, fs_cg_knob knob, uint64_t value);
+/* fd: the caller's open real file of a LIMIT or HIGH knob (the FUSE open's), which
+ * the controller writes through, or -1 */
+int fs_cg_write(const fs_synth_ctx *c, fs_cg_knob knob, uint64_t value, int fd);
 
 #endif

@@ -30,7 +30,7 @@ static int delay_write(const fs_synth_ctx *c, const char *buf, size_t len)
 	int r = od_parse_u64(buf, len, OE_MAX_DELAY_MS, &ms);
 	if (r)
 		return r;
-	return fs_cg_write(c, FS_CG_DELAY, ms);
+	return fs_cg_write(c, FS_CG_DELAY, ms, -1);
 }
 
 static int control_read(const fs_synth_ctx *c, GString *out)
@@ -54,7 +54,7 @@ static int control_write(const fs_synth_ctx *c, const char *buf, size_t len)
 	/* cgroup v1 parses first, then refuses the root and values other than 0/1. */
 	if (c->is_root || v > 1)
 		return EINVAL;
-	return fs_cg_write(c, FS_CG_DISABLE, v);
+	return fs_cg_write(c, FS_CG_DISABLE, v, -1);
 }
 
 static int event_control_write(const fs_synth_ctx *c, const char *buf, size_t len)
@@ -97,7 +97,8 @@ static int memory_write(const fs_synth_ctx *c, bool high, const char *buf, size_
 	int r = od_parse_memory(buf, len, c->page_size, &bytes);
 	if (r)
 		return r;
-	return fs_cg_write(c, high ? FS_CG_HIGH : FS_CG_LIMIT, bytes);
+	/* c->fd: the real file of this name, opened for the caller's write (file.c) */
+	return fs_cg_write(c, high ? FS_CG_HIGH : FS_CG_LIMIT, bytes, c->fd);
 }
 
 static int max_write(const fs_synth_ctx *c, const char *buf, size_t len)

@@ -116,13 +116,13 @@ int fs_v1_limit_write(const fs_synth_ctx *c, const char *buf, size_t len)
 		uint64_t memsw = old + sm;
 		if (bytes == OE_UNLIMITED || bytes > memsw)
 			return EINVAL;
-		r = fs_cg_write(c, FS_CG_LIMIT, bytes);
+		r = fs_cg_write(c, FS_CG_LIMIT, bytes, -1);
 		if (r)
 			return r;
 		r = od_kio_try_write_u64(c->dirfd, "memory.swap.max", memsw - bytes);
 		return r < 0 ? -r : 0;
 	}
-	return fs_cg_write(c, FS_CG_LIMIT, bytes);
+	return fs_cg_write(c, FS_CG_LIMIT, bytes, -1);
 }
 
 /* v1's mem_cgroup_usage(): the page counter, and for the root (never charged)

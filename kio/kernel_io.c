@@ -194,6 +194,15 @@ int od_kio_write_u64(int dirfd, const char *name, uint64_t v)
 	return write_at(dirfd, name, buf, false);
 }
 
+int od_kio_write_u64_via(int dirfd, int fd, const char *name, uint64_t v)
+{
+	if (fd < 0)
+		return od_kio_write_u64(dirfd, name, v);
+	char buf[32];
+	format_u64(buf, v);
+	return write_fd(dirfd, fd, name, buf, false);
+}
+
 int od_kio_try_write_u64(int dirfd, const char *name, uint64_t v)
 {
 	char buf[32];

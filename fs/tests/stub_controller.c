@@ -183,14 +183,16 @@ int od_controller_write_disable(od_controller *c, uint64_t id, uint64_t v)
 	return 0;
 }
 
-int od_controller_write_limit(od_controller *c, uint64_t id, uint64_t bytes)
+int od_controller_write_limit(od_controller *c, uint64_t id, uint64_t bytes, int fd)
 {
+	(void)fd;
 	WITH_CG(c, id, cg->v.limit = bytes);
 	return 0;
 }
 
-int od_controller_write_high(od_controller *c, uint64_t id, uint64_t bytes)
+int od_controller_write_high(od_controller *c, uint64_t id, uint64_t bytes, int fd)
 {
+	(void)fd;
 	WITH_CG(c, id, cg->v.user_high = bytes);
 	return 0;
 }

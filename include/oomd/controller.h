@@ -115,8 +115,10 @@ int od_controller_write_delay(od_controller *c, uint64_t id, uint64_t ms);
  * Reads do not wait: a cgroup read first is added on that use. Any thread. */
 void od_controller_adopting(od_controller *c, bool on);
 int od_controller_write_disable(od_controller *c, uint64_t id, uint64_t v);
-int od_controller_write_limit(od_controller *c, uint64_t id, uint64_t bytes);
-int od_controller_write_high(od_controller *c, uint64_t id, uint64_t bytes);
+/* fd: the caller's descriptor of the cgroup's real memory.max (memory.high), open for
+ * writing, or -1: the rules' write of that knob goes through it (no open of its own). */
+int od_controller_write_limit(od_controller *c, uint64_t id, uint64_t bytes, int fd);
+int od_controller_write_high(od_controller *c, uint64_t id, uint64_t bytes, int fd);
 
 /* Any thread: the engine's view of id (false: not known). */
 bool od_controller_view(od_controller *c, uint64_t id, oe_view *v);

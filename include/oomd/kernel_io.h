@@ -23,6 +23,9 @@ int od_kio_read_u64(int dirfd, const char *name, uint64_t *out);
 
 /* Writes "max" for OE_UNLIMITED, else the decimal value. */
 int od_kio_write_u64(int dirfd, const char *name, uint64_t v);
+/* The same through fd, the caller's open descriptor of that file (logged as the
+ * directory's name); fd < 0: as od_kio_write_u64. */
+int od_kio_write_u64_via(int dirfd, int fd, const char *name, uint64_t v);
 int od_kio_write_str(int dirfd, const char *name, const char *s);
 
 /* The counters of memory.events / memory.events.local (and cgroup.events' populated)

@@ -148,7 +148,7 @@ void setup(oe_kill_mode mode)
 	uint64_t rid;
 	cr_assert_eq(od_controller_add(ctl, 0, root_fd, &rid), 0);
 	cr_assert_eq(od_controller_add(ctl, rid, g_fd, &gid), 0);
-	cr_assert_eq(od_controller_write_limit(ctl, gid, L), 0);
+	cr_assert_eq(od_controller_write_limit(ctl, gid, L, -1), 0);
 	cr_assert_eq(od_controller_write_delay(ctl, gid, 200), 0);
 	/* Managed: the real memory.max is L plus the ceiling, written inline (this thread). */
 	g_autofree char *max = get("memory.max");

@@ -192,7 +192,7 @@ static void blocking_notify(void *ud, uint64_t id)
 static gpointer raise_limit(gpointer data)
 {
 	(void)data;
-	return GINT_TO_POINTER(od_controller_write_limit(ctl, gid, 1024 * MiB));
+	return GINT_TO_POINTER(od_controller_write_limit(ctl, gid, 1024 * MiB, -1));
 }
 
 Test(controller, a_fuse_workers_thaw_never_overtakes_a_queued_freeze, .timeout = 30)
@@ -258,12 +258,40 @@ Test(controller, a_failed_kernel_write_returns_its_errno, .timeout = 20)
 	g_autofree char *mx = g_build_filename(fixture, "g", "memory.max", NULL);
 	cr_assert_eq(g_unlink(mx), 0);
 	cr_assert_eq(g_mkdir(mx, 0755), 0);
-	int r = od_controller_write_limit(ctl, gid, 2 * L);
+	int r = od_controller_write_limit(ctl, gid, 2 * L, -1);
 	cr_assert_eq(r, EISDIR, "write_limit returned %d (%s), the kernel write failed with EISDIR",
 		     r, g_strerror(r));
 	cr_assert_eq(g_rmdir(mx), 0);
 	put("memory.max", "max\n");
-	cr_assert_eq(od_controller_write_limit(ctl, gid, 2 * L), 0, "the same write once it can land");
+	cr_assert_eq(od_controller_write_limit(ctl, gid, 2 * L, -1), 0, "the same write once it can land");
+	teardown();
+}
+
+Test(controller, a_limit_write_goes_through_the_writers_open_file, .timeout = 20)
+{
+	/* The FUSE open of memory.max opened the real file: the engine's write of it is
+	 * made through that descriptor, and only for that knob of that cgroup. Here the
+	 * descriptor is another file, so where each write landed shows. */
+	setup(OE_KILL_KERNEL);
+	g_autofree char *other = g_build_filename(fixture, "g", "other", NULL);
+	cr_assert(g_file_set_contents(other, "", 0, NULL));
+	int fd = open(other, O_WRONLY | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	put("memory.max", "max\n");
+	cr_assert_eq(od_controller_write_limit(ctl, gid, 3 * L, fd), 0);
+	g_autofree char *via = knob_read(other);
+	g_autofree char *mx = get("memory.max");
+	/* a cgroup with a delay is held by the daemon: memory.max = L + the ceiling */
+	guint64 wrote = g_ascii_strtoull(via, NULL, 10);
+	cr_assert_geq(wrote, 3 * L, "the limit did not go through the writer's descriptor: \"%s\"", via);
+	cr_assert_str_eq(mx, "max", "memory.max was opened and written besides (%s)", mx);
+	char want[32];
+	/* without a descriptor, by name as before */
+	cr_assert_eq(od_controller_write_high(ctl, gid, 2 * L, -1), 0);
+	g_autofree char *hi = get("memory.high");
+	snprintf(want, sizeof want, "%" G_GUINT64_FORMAT, 2 * L);
+	cr_assert_str_eq(hi, want, "memory.high not written by name without a descriptor");
+	close(fd);
 	teardown();
 }
 

@@ -109,7 +109,7 @@ Test(ctl_race, shadow_writes_are_in_force_when_they_return_whatever_the_loop_doe
 		uint64_t id = 0;
 		cr_assert_eq(od_controller_add(ctl, l.parent, fd, &id), 0); /* op_mkdir */
 		__atomic_store_n(&l.id, id, __ATOMIC_RELEASE);
-		cr_assert_eq(od_controller_write_limit(ctl, id, L), 0);
+		cr_assert_eq(od_controller_write_limit(ctl, id, L, -1), 0);
 		cr_assert_eq(od_controller_write_delay(ctl, id, 1500), 0);
 		/* Prefixes, as holds() in ctl_fixture.c compares. */
 		g_autofree char *m = get_in(dir, "memory.max");
