@@ -213,9 +213,12 @@ static fs_caller *caller_new(fuse_req_t req, bool status_needed)
 	g_autofree char *status = status_needed ? read_at(c->procfd, "status", true) : NULL;
 	if (status_needed && !status)
 		return c;
-	/* the pid namespace says only what the caller can see: kept for a nobody too */
-	c->pidns = caller_ns(c->procfd, NS_PID, &c->pidns_ours);
-	c->userns = caller_ns(c->procfd, NS_USER, &c->init_userns);
+	/* the pid namespace says only what the caller can see: kept for a nobody too.
+	 * An owner's open needs neither (two fstatat fewer a limit write: x-write-strace) */
+	if (status_needed) {
+		c->pidns = caller_ns(c->procfd, NS_PID, &c->pidns_ours);
+		c->userns = caller_ns(c->procfd, NS_USER, &c->init_userns);
+	}
 	if (status) {
 		pid_t chain[FS_MAX_NS_DEPTH];
 		c->pidns_depth = fs_status_nspid(status, chain, FS_MAX_NS_DEPTH);

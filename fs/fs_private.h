@@ -171,7 +171,8 @@ fs_caller *fs_caller_new(fuse_req_t req);
  * open paid for it, x-write-strace 2026-12-06): for an open the request's own fsuid
  * decides as the file's owner (fs_access_open), and that is judged by nothing
  * of the opener but its cgroup namespace (not as_caller, not FS_SYN_AS_CALLER). Its
- * identity is the request's; it has no groups, no capabilities, no tgid and no NSpid. */
+ * identity is the request's; it has no groups, no capabilities, no tgid, no NSpid and
+ * no pid or user namespace (0). */
 fs_caller *fs_caller_new_owner(fuse_req_t req);
 void fs_caller_free(fs_caller *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(fs_caller, fs_caller_free)
@@ -233,7 +234,7 @@ int fs_access_open(fuse_req_t req, const struct fs_node *n, int flags, bool full
 int fs_access_read(fuse_req_t req, const struct fs_node *n);
 /* Extended attributes: a name of the daemon's own (<ns>.oomdelayfs.*), whether the
  * kernel's check of an access (mask R_OK or W_OK) depends on who asks (a read of
- * security.* or system.* does not: fs_xattr_permission takes c NULL then), the
+ * security.* or system.* does not: fs_xattr_permission takes c and st NULL then), the
  * kernel's xattr_permission() for the caller (0, EPERM, ENODATA, EACCES), and
  * whether listxattr shows the name to the caller. */
 bool fs_xattr_is_ours(const char *name);

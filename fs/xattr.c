@@ -15,7 +15,8 @@
 #include "charge.h"
 #include "fs_private.h"
 
-/* The real node of ino and its attributes, or NULL with *err (0: a synthetic file). */
+/* The real node of ino and its attributes (st NULL: not wanted), or NULL with *err
+ * (0: a synthetic file). */
 static fs_node *real_node(fuse_req_t req, fuse_ino_t ino, struct stat *st, int *err)
 {
 	fs_node *n = fs_inodes_get(fs_of(req)->inodes, ino);
@@ -26,7 +27,7 @@ static fs_node *real_node(fuse_req_t req, fuse_ino_t ino, struct stat *st, int *
 	}
 	if (n->syn && !(n->syn->flags & FS_SYN_VIRTUAL))
 		return NULL;
-	*err = fs_stat_fd(n->fd, st);
+	*err = st ? fs_stat_fd(n->fd, st) : 0;
 	if (*err)
 		return NULL;
 	return n;
@@ -39,14 +40,17 @@ static int checked(fuse_req_t req, fuse_ino_t ino, const char *name, int mask, i
 {
 	struct stat st;
 	int err;
-	fs_node *n = real_node(req, ino, &st, &err);
-	if (!n)
-		return err ? err : missing;
 	/* the kernel asks for security.capability before every write (no SB_NOSEC without
 	 * FUSE_HANDLE_KILLPRIV_V2, which libfuse 3.14 cannot offer): that read is anyone's
-	 * and needs no /proc of the caller (x-write-strace: 13 system calls a write) */
-	g_autoptr(fs_caller) c = who || fs_xattr_needs_caller(name, mask) ? fs_caller_new(req) : NULL;
-	err = fs_xattr_permission(c, &st, name, mask);
+	 * and needs neither /proc of the caller (x-write-strace: 13 system calls a write)
+	 * nor the file's attributes (an fstat a write; a removed file still answers the
+	 * getxattr's own errno) */
+	bool judged = who || fs_xattr_needs_caller(name, mask);
+	fs_node *n = real_node(req, ino, judged ? &st : NULL, &err);
+	if (!n)
+		return err ? err : missing;
+	g_autoptr(fs_caller) c = judged ? fs_caller_new(req) : NULL;
+	err = fs_xattr_permission(c, judged ? &st : NULL, name, mask);
 	if (err)
 		return err;
 	fs_proc_path(path, n->fd);
