@@ -106,6 +106,22 @@ static ino_t caller_ns(int procfd, int i, bool *ours)
 	return ino;
 }
 
+/* Is tid's cgroup namespace ours? Read by path, nothing kept open: for an owner's
+ * open (status not needed), which nothing of the caller but that namespace judges,
+ * the common case (a tool of the host) costs one fstatat instead of an open of
+ * /proc/<tid>, an fstatat and a close (x-write-strace). No pin of the task is needed:
+ * had the tid gone and been reused meanwhile, the caller would be gone too, and its
+ * open answered to nobody. */
+static bool cgns_ours_at_tid(pid_t tid)
+{
+	char path[48];
+	snprintf(path, sizeof path, "/proc/%d/ns/cgroup", (int)tid);
+	struct stat st;
+	ns_id mine;
+	return fstatat(AT_FDCWD, path, &st, 0) == 0 && own_ns(NS_CGROUP, &mine) &&
+	       mine.dev == st.st_dev && mine.ino == st.st_ino;
+}
+
 /* Where the value of "<key>" starts in a /proc status text; NULL without one. */
 static const char *status_field(const char *status, const char *key)
 {
@@ -205,6 +221,10 @@ static fs_caller *caller_new(fuse_req_t req, bool status_needed)
 	c->fsgid = ctx->gid;
 	if (ctx->pid <= 0)
 		return c; /* a thread in a pid namespace the mount cannot see: nobody */
+	if (!status_needed && cgns_ours_at_tid(ctx->pid)) {
+		c->known = true; /* the request's own fsuid and fsgid, which the kernel gave */
+		return c;
+	}
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d", (int)ctx->pid);
 	c->procfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);

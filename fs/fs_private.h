@@ -172,7 +172,7 @@ fs_caller *fs_caller_new(fuse_req_t req);
  * decides as the file's owner (fs_access_open), and that is judged by nothing
  * of the opener but its cgroup namespace (not as_caller, not FS_SYN_AS_CALLER). Its
  * identity is the request's; it has no groups, no capabilities, no tgid, no NSpid and
- * no pid or user namespace (0). */
+ * no pid or user namespace (0); when its cgroup namespace is ours, no procfd (-1). */
 fs_caller *fs_caller_new_owner(fuse_req_t req);
 void fs_caller_free(fs_caller *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(fs_caller, fs_caller_free)
@@ -366,7 +366,10 @@ typedef struct fs_file {
 	gint refs;
 	int fd;             /* the backing descriptor: one per FUSE open; -1 for synthetic */
 	const fs_synth *syn;
-	fs_synth_ctx ctx;   /* ctx.dirfd is owned (a dup), -1 when syn is NULL */
+	/* ctx.dirfd is the node's (cg_dirfd or fd), borrowed: the kernel sends no FORGET
+	 * for an inode it has open files of, so the node outlives every request on the
+	 * file (a dup cost an fcntl and a close an open: x-write-strace); -1 when syn is NULL */
+	fs_synth_ctx ctx;
 	GMutex lock;        /* guards content/have */
 	GString *content;   /* generated at offset 0, like a kernfs seq_file */
 	bool have;
