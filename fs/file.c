@@ -36,6 +36,8 @@ void fs_file_unref(fs_file *f)
 	/* The last close of the backing fd is what releases kernel per-open state. */
 	if (f->fd >= 0)
 		close(f->fd);
+	if (f->ctx.dirfd >= 0)
+		close(f->ctx.dirfd);
 	if (f->ctx.fd2 >= 0)
 		close(f->ctx.fd2);
 	if (f->content)
@@ -145,8 +147,16 @@ static fs_file *file_open(od_shadowfs *fs, fuse_req_t req, const fs_node *n, int
 
 	if (n->syn) {
 		f->syn = n->syn;
-		fs_ctx_init(&f->ctx, fs, n, NULL); /* its dirfd the node's: fs_file */
+		fs_ctx_init(&f->ctx, fs, n, NULL);
 		f->ctx.write_err = write_err;
+		f->ctx.dirfd = fcntl(f->ctx.dirfd, F_DUPFD_CLOEXEC, 3);
+		if (!keep_within_budget(&f->ctx.dirfd, err)) {
+			if (*err != EMFILE) /* the reserve: a caller's doing, not worth a line */
+				g_warning("open %s of cgroup %" G_GUINT64_FORMAT ": dup: %s",
+					  n->syn->name, n->cg_id, g_strerror(*err));
+			fs_file_unref(f);
+			return NULL;
+		}
 	}
 	/* A synthetic file opens for either direction, even one it has no handler for:
 	 * cgroupfs (v1 and v2 alike) gives every file both kernfs handlers, and the read
@@ -221,6 +231,11 @@ fs_file *fs_file_revive(od_shadowfs *fs, const fs_node *n, uint64_t fh, const fs
 	if (n->syn) {
 		f->syn = n->syn;
 		fs_ctx_init(&f->ctx, fs, n, NULL);
+		f->ctx.dirfd = fcntl(f->ctx.dirfd, F_DUPFD_CLOEXEC, 3);
+		if (!keep_within_budget(&f->ctx.dirfd, err)) {
+			fs_file_unref(f);
+			return NULL;
+		}
 	}
 	f->ctx.write_err = write_err;
 	if (!is_synthetic(n->syn)) {

@@ -366,9 +366,10 @@ typedef struct fs_file {
 	gint refs;
 	int fd;             /* the backing descriptor: one per FUSE open; -1 for synthetic */
 	const fs_synth *syn;
-	/* ctx.dirfd is the node's (cg_dirfd or fd), borrowed: the kernel sends no FORGET
-	 * for an inode it has open files of, so the node outlives every request on the
-	 * file (a dup cost an fcntl and a close an open: x-write-strace); -1 when syn is NULL */
+	/* ctx.dirfd is owned (a dup), -1 when syn is NULL: not the node's, which the
+	 * daemon itself may drop while the file is open (a successor's revived node counts
+	 * no kernel lookup; a lookup whose reply failed is forgotten again: review
+	 * 2026-12-07, borrowing it let a write reach another cgroup's directory) */
 	fs_synth_ctx ctx;
 	GMutex lock;        /* guards content/have */
 	GString *content;   /* generated at offset 0, like a kernfs seq_file */

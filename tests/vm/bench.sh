@@ -15,7 +15,8 @@
 #     ${OOMD_SCALE_MEM:-3072} MiB): subtree delay write, RSS, descriptors, idle wake-ups, ls of
 #     the directory, restart until the delays read back, hand-back (minutes per kernel).
 #   - with --walk, instead of the read and kill benchmarks: bench-walk (a directory of 2,000
-#     cgroups; OOMD_VM_APPEND='OOMD_WALK_SIZES="2000 10000"' for more): native / three floors (from
+#     cgroups; OOMD_VM_APPEND='OOMD_WALK_SIZES="2000 10000"' for more; OOMD_WALK_RUNS=R rounds,
+#     OOMD_WALK_WAYS=floor-exact,shadow only those): native / three floors (from
 #     memory; passing through to the real files; the same, a file's name never kept) / shadow,
 #     and shadow / each floor (ratios of the medians, and the median of the rounds' ratios to
 #     floor-exact), for `ls -l`, `cat */memory.current`,
@@ -39,7 +40,7 @@ while [ $# -gt 0 ]; do
 	--scale) SCALE=1; shift ;;
 	--walk) WALK=1; shift ;;
 	--manage) MANAGE=1; shift ;;
-	*) sed -n '2,26s/^# \{0,1\}//p' "$0"; exit 2 ;;
+	*) sed -n '2,27s/^# \{0,1\}//p' "$0"; exit 2 ;;
 	esac
 done
 BUILD=$(cd "$BUILD" && pwd)
@@ -55,6 +56,7 @@ if [ "$WALK" = 1 ] || [ "$MANAGE" = 1 ]; then
 	APPEND=${OOMD_VM_APPEND:-}
 	[ "$MANAGE" = 1 ] && APPEND="$APPEND slab_nomerge"
 	[ -n "${OOMD_WALK_RUNS:-}" ] && APPEND="$APPEND OOMD_WALK_RUNS=$OOMD_WALK_RUNS"
+	[ -n "${OOMD_WALK_WAYS:-}" ] && APPEND="$APPEND OOMD_WALK_WAYS=$OOMD_WALK_WAYS"
 	# shellcheck disable=SC2086
 	OOMD_VM_APPEND=$APPEND OOMD_VM_MEM=${OOMD_SCALE_MEM:-3072} OOMD_VM_PARALLEL=${OOMD_VM_PARALLEL:-0} \
 		"$HERE/run-vm.sh" --build-dir "$BUILD" --kernel "$KERNEL" $SC || rc=$?

@@ -11,7 +11,7 @@
 #                whose length changes needs for sendfile readers (the shadow's LOOKUP per
 #                walk, docs/DESIGN.md "a file's attributes kept 1 s too, its name never")
 # For each N in OOMD_WALK_SIZES (default "2000"): N sibling cgroups made in the real tree, then,
-# each way taking turns, R runs each (OOMD_WALK_RUNS, default 5) after a pause longer than every
+# each way taking turns (OOMD_WALK_WAYS: which), R runs each (OOMD_WALK_RUNS, default 5) after a pause longer than every
 # kernel cache's time-out (1.2 s: a monitor reads every 10-15 s), medians in ms of
 #   ls    `ls -l DIR` (readdir plus a stat of each entry)
 #   cat   `cat DIR/*/memory.current`
@@ -76,7 +76,9 @@ writes() {
 		_i=$((_i + 1))
 	done
 }
-WAYS="native floor-mem floor floor-exact shadow"
+# OOMD_WALK_WAYS (comma-separated, default all five): fewer ways, more rounds in the same time;
+# the paired figure needs floor-exact and shadow
+WAYS=$(echo "${OOMD_WALK_WAYS:-native,floor-mem,floor,floor-exact,shadow}" | tr , ' ')
 var() { echo "$1" | tr - _; } # a way's name as a shell variable's
 
 start_daemon /shadow
