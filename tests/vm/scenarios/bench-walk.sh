@@ -11,7 +11,7 @@
 #                whose length changes needs for sendfile readers (the shadow's LOOKUP per
 #                walk, docs/DESIGN.md "a file's attributes kept 1 s too, its name never")
 # For each N in OOMD_WALK_SIZES (default "2000"): N sibling cgroups made in the real tree, then,
-# each way taking turns (OOMD_WALK_WAYS: which), R runs each (OOMD_WALK_RUNS, default 5) after a pause longer than every
+# each way taking turns (OOMD_WALK_WAYS: which; their order reversed every other round), R runs each (OOMD_WALK_RUNS, default 5) after a pause longer than every
 # kernel cache's time-out (1.2 s: a monitor reads every 10-15 s), medians in ms of
 #   ls    `ls -l DIR` (readdir plus a stat of each entry)
 #   cat   `cat DIR/*/memory.current`
@@ -113,7 +113,12 @@ for N in $SIZES; do
 	done
 	r=0
 	while [ $r -lt $R ]; do
-		for way in $WAYS; do
+		# the ways in turn, reversed every other round: a way that always ran right
+		# after another (the shadow after floor-exact) would carry any effect of that
+		# order into every paired ratio
+		order=$WAYS
+		[ $((r % 2)) = 1 ] && order=$(printf '%s\n' $WAYS | sed -n '1!G;h;$p' | tr '\n' ' ')
+		for way in $order; do
 			case $way in
 			native) d=$parent ;;
 			floor-mem) d=/floorm${parent#$CGROOT} ;;
