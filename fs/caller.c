@@ -110,8 +110,9 @@ static ino_t caller_ns(int procfd, int i, bool *ours)
  * open (status not needed), which nothing of the caller but that namespace judges,
  * the common case (a tool of the host) costs one fstatat instead of an open of
  * /proc/<tid>, an fstatat and a close (x-write-strace). No pin of the task is needed:
- * had the tid gone and been reused meanwhile, the caller would be gone too, and its
- * open answered to nobody. */
+ * a thread whose request the daemon has read waits for the answer even through a fatal
+ * signal (request_wait_answer's last wait_event, fs/fuse/dev.c), so the tid still names
+ * it. */
 static bool cgns_ours_at_tid(pid_t tid)
 {
 	char path[48];
