@@ -32,12 +32,12 @@
 
 #include "fs_private.h"
 
-/* The device and inode of ns/<name> at dirfd (a /proc/<tid> directory); false when
- * unreadable. */
-static bool ns_id_at(int dirfd, const char *name, dev_t *dev, ino_t *ino)
+/* The device and inode of <dir>ns/<name> at dirfd (dir "" and dirfd a /proc/<tid>
+ * directory, or dir "/proc/<tid>/" and AT_FDCWD); false when unreadable. */
+static bool ns_id_at(int dirfd, const char *dir, const char *name, dev_t *dev, ino_t *ino)
 {
-	char path[32];
-	snprintf(path, sizeof path, "ns/%s", name);
+	char path[64];
+	snprintf(path, sizeof path, "%sns/%s", dir, name);
 	struct stat st;
 	if (fstatat(dirfd, path, &st, 0) < 0)
 		return false;
@@ -74,7 +74,7 @@ static bool own_ns(int i, ns_id *out)
 	bool all = true;
 	int self = open("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	for (int k = 0; k < NS_COUNT; k++) {
-		fresh[k].ok = self >= 0 && ns_id_at(self, ns_names[k], &fresh[k].dev, &fresh[k].ino);
+		fresh[k].ok = self >= 0 && ns_id_at(self, "", ns_names[k], &fresh[k].dev, &fresh[k].ino);
 		all = all && fresh[k].ok;
 	}
 	if (self >= 0)
@@ -91,19 +91,24 @@ static bool own_ns(int i, ns_id *out)
 	return fresh[i].ok;
 }
 
-/* The caller's namespace i at procfd: its inode (0 when unreadable), and whether it
- * is the daemon's own (false when either is unknown). */
-static ino_t caller_ns(int procfd, int i, bool *ours)
+/* The caller's namespace i at dirfd and dir (ns_id_at): its inode (0 when unreadable),
+ * and whether it is the daemon's own (false when either is unknown). */
+static ino_t caller_ns_at(int dirfd, const char *dir, int i, bool *ours)
 {
 	dev_t dev;
 	ino_t ino;
 	ns_id mine;
-	if (!ns_id_at(procfd, ns_names[i], &dev, &ino)) {
+	if (!ns_id_at(dirfd, dir, ns_names[i], &dev, &ino)) {
 		*ours = false;
 		return 0;
 	}
 	*ours = own_ns(i, &mine) && mine.dev == dev && mine.ino == ino;
 	return ino;
+}
+
+static ino_t caller_ns(int procfd, int i, bool *ours)
+{
+	return caller_ns_at(procfd, "", i, ours);
 }
 
 /* Is tid's cgroup namespace ours? Read by path, nothing kept open: for an owner's
@@ -115,12 +120,11 @@ static ino_t caller_ns(int procfd, int i, bool *ours)
  * it. */
 static bool cgns_ours_at_tid(pid_t tid)
 {
-	char path[48];
-	snprintf(path, sizeof path, "/proc/%d/ns/cgroup", (int)tid);
-	struct stat st;
-	ns_id mine;
-	return fstatat(AT_FDCWD, path, &st, 0) == 0 && own_ns(NS_CGROUP, &mine) &&
-	       mine.dev == st.st_dev && mine.ino == st.st_ino;
+	char dir[32];
+	snprintf(dir, sizeof dir, "/proc/%d/", (int)tid);
+	bool ours;
+	caller_ns_at(AT_FDCWD, dir, NS_CGROUP, &ours);
+	return ours;
 }
 
 /* Where the value of "<key>" starts in a /proc status text; NULL without one. */
