@@ -197,8 +197,33 @@ int od_controller_write_high(od_controller *c, uint64_t id, uint64_t bytes, int 
 	return 0;
 }
 
+static bool hold_views_on;
+static int views_held_now;
+
+void stub_controller_hold_views(bool on)
+{
+	g_mutex_lock(&hold_lock);
+	hold_views_on = on;
+	g_cond_broadcast(&hold_cond);
+	g_mutex_unlock(&hold_lock);
+}
+
+int stub_controller_views_held(void)
+{
+	g_mutex_lock(&hold_lock);
+	int n = views_held_now;
+	g_mutex_unlock(&hold_lock);
+	return n;
+}
+
 bool od_controller_view(od_controller *c, uint64_t id, oe_view *v)
 {
+	g_mutex_lock(&hold_lock);
+	views_held_now++;
+	while (hold_views_on)
+		g_cond_wait(&hold_cond, &hold_lock);
+	views_held_now--;
+	g_mutex_unlock(&hold_lock);
 	bool ok = false;
 	g_mutex_lock(&c->lock);
 	stub_cg *cg = g_hash_table_lookup(c->cgs, &id);

@@ -10,4 +10,8 @@ void stub_controller_removed(od_controller *c, uint64_t id); /* forgets id, fire
 /* while on, writes of memory.oom_delay_millisecs wait in their handler; how many wait */
 void stub_controller_hold_delay_writes(bool on);
 int stub_controller_delay_writes_held(void);
+/* while on, views (the reads of memory.oom_control, the delay, ...) wait in their handler,
+ * as a quick handler stalls on a preempted vCPU or an allocation in reclaim; how many wait */
+void stub_controller_hold_views(bool on);
+int stub_controller_views_held(void);
 #endif
