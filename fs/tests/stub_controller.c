@@ -143,35 +143,63 @@ void od_controller_remove(od_controller *c, uint64_t id)
 
 /* stub_controller_hold_delay_writes: delay writes wait in their handler until released,
  * as a write the kernel makes wait (a memory.max write's reclaim) keeps its worker */
+typedef struct {
+	bool on;
+	int now; /* handlers waiting */
+} stub_hold;
 static GMutex hold_lock;
 static GCond hold_cond;
-static bool hold_on;
-static int held_now;
+static stub_hold delay_writes, views;
 
-void stub_controller_hold_delay_writes(bool on)
+static void hold_set(stub_hold *h, bool on)
 {
 	g_mutex_lock(&hold_lock);
-	hold_on = on;
+	h->on = on;
 	g_cond_broadcast(&hold_cond);
 	g_mutex_unlock(&hold_lock);
 }
 
-int stub_controller_delay_writes_held(void)
+static int hold_count(stub_hold *h)
 {
 	g_mutex_lock(&hold_lock);
-	int n = held_now;
+	int n = h->now;
 	g_mutex_unlock(&hold_lock);
 	return n;
 }
 
-int od_controller_write_delay(od_controller *c, uint64_t id, uint64_t ms)
+static void hold_here(stub_hold *h)
 {
 	g_mutex_lock(&hold_lock);
-	held_now++;
-	while (hold_on)
+	h->now++;
+	while (h->on)
 		g_cond_wait(&hold_cond, &hold_lock);
-	held_now--;
+	h->now--;
 	g_mutex_unlock(&hold_lock);
+}
+
+void stub_controller_hold_delay_writes(bool on)
+{
+	hold_set(&delay_writes, on);
+}
+
+int stub_controller_delay_writes_held(void)
+{
+	return hold_count(&delay_writes);
+}
+
+void stub_controller_hold_views(bool on)
+{
+	hold_set(&views, on);
+}
+
+int stub_controller_views_held(void)
+{
+	return hold_count(&views);
+}
+
+int od_controller_write_delay(od_controller *c, uint64_t id, uint64_t ms)
+{
+	hold_here(&delay_writes);
 	WITH_CG(c, id, cg->v.delay_ms = ms);
 	return 0;
 }
@@ -197,33 +225,9 @@ int od_controller_write_high(od_controller *c, uint64_t id, uint64_t bytes, int 
 	return 0;
 }
 
-static bool hold_views_on;
-static int views_held_now;
-
-void stub_controller_hold_views(bool on)
-{
-	g_mutex_lock(&hold_lock);
-	hold_views_on = on;
-	g_cond_broadcast(&hold_cond);
-	g_mutex_unlock(&hold_lock);
-}
-
-int stub_controller_views_held(void)
-{
-	g_mutex_lock(&hold_lock);
-	int n = views_held_now;
-	g_mutex_unlock(&hold_lock);
-	return n;
-}
-
 bool od_controller_view(od_controller *c, uint64_t id, oe_view *v)
 {
-	g_mutex_lock(&hold_lock);
-	views_held_now++;
-	while (hold_views_on)
-		g_cond_wait(&hold_cond, &hold_lock);
-	views_held_now--;
-	g_mutex_unlock(&hold_lock);
+	hold_here(&views);
 	bool ok = false;
 	g_mutex_lock(&c->lock);
 	stub_cg *cg = g_hash_table_lookup(c->cgs, &id);

@@ -69,6 +69,45 @@ static gpointer timed_reader(gpointer d)
 	return NULL;
 }
 
+/* Whether count() reaches n within 10 s (the held handlers reached). */
+static bool held_within(int (*count)(void), int n)
+{
+	for (int i = 0; i < 1000; i++) {
+		if (count() >= n)
+			return true;
+		g_usleep(10000);
+	}
+	return false;
+}
+
+/* Starts the timed reads and waits at most 10 s for them; whether they were done. The
+ * caller lets its held handlers go, then calls timed_end. */
+static bool timed_begin(timed_reads *r, GThread **t)
+{
+	*r = (timed_reads){ .done = false };
+	g_mutex_init(&r->lock);
+	g_cond_init(&r->cond);
+	*t = g_thread_new("timed", timed_reader, r);
+	gint64 until = g_get_monotonic_time() + 10 * G_TIME_SPAN_SECOND;
+	g_mutex_lock(&r->lock);
+	while (!r->done && g_cond_wait_until(&r->cond, &r->lock, until))
+		;
+	bool done = r->done;
+	g_mutex_unlock(&r->lock);
+	return done;
+}
+
+static void timed_end(timed_reads *r, GThread *t, bool done, const char *beside)
+{
+	g_thread_join(t);
+	cr_assert(done, "50 reads beside %s not answered within 10 s", beside);
+	cr_assert_eq(r->bad, 0, "%d reads beside %s failed", r->bad, beside);
+	/* generous: a loaded CI host is slow */
+	cr_expect_lt(r->slowest, 2 * G_TIME_SPAN_SECOND, "slowest read %" G_GINT64_FORMAT " µs", r->slowest);
+	g_mutex_clear(&r->lock);
+	g_cond_clear(&r->cond);
+}
+
 /* Holds n delay writes in their handlers, then reads beside them; the reads must all be
  * answered within 10 s, the writes must succeed once let go. */
 static void reads_beside_held_writes(int n)
@@ -80,39 +119,19 @@ static void reads_beside_held_writes(int n)
 	const char *file[2] = { "a/memory.oom_delay_millisecs", "a/b/memory.oom_delay_millisecs" };
 	for (int i = 0; i < n; i++)
 		w[i] = g_thread_new("writer", write_delay, (gpointer)file[i % 2]);
-	bool all_held = false;
-	for (int i = 0; i < 1000 && !all_held; i++) {
-		all_held = stub_controller_delay_writes_held() == n;
-		if (!all_held)
-			g_usleep(10000);
-	}
+	bool all_held = held_within(stub_controller_delay_writes_held, n);
 	int held = stub_controller_delay_writes_held();
-
-	timed_reads r = { .done = false };
-	g_mutex_init(&r.lock);
-	g_cond_init(&r.cond);
-	GThread *t = g_thread_new("timed", timed_reader, &r);
-	gint64 until = g_get_monotonic_time() + 10 * G_TIME_SPAN_SECOND;
-	g_mutex_lock(&r.lock);
-	while (!r.done && g_cond_wait_until(&r.cond, &r.lock, until))
-		;
-	bool done = r.done;
-	g_mutex_unlock(&r.lock);
-
+	timed_reads r;
+	GThread *t;
+	bool done = timed_begin(&r, &t);
 	/* the legitimate writes go on as soon as they are let go, whatever happened above */
 	stub_controller_hold_delay_writes(false);
-	g_thread_join(t);
 	for (int i = 0; i < n; i++)
 		cr_expect_eq(GPOINTER_TO_INT(g_thread_join(w[i])), 0, "a held delay write failed once let go");
 	cr_assert(all_held, "%d of %d delay writes reached their handler within 10 s", held, n);
-	cr_assert(done, "50 reads beside %d held writes not answered within 10 s", n);
-	cr_assert_eq(r.bad, 0, "%d reads beside the held writes failed", r.bad);
-	/* generous: a loaded CI host is slow */
-	cr_expect_lt(r.slowest, 2 * G_TIME_SPAN_SECOND, "slowest read %" G_GINT64_FORMAT " µs", r.slowest);
+	timed_end(&r, t, done, "the held writes");
 	g_autofree char *v = slurp("a/memory.oom_delay_millisecs");
 	cr_assert_str_eq(v, "700\n");
-	g_mutex_clear(&r.lock);
-	g_cond_clear(&r.cond);
 }
 
 Test(workers, a_held_handler_keeps_nobody_waiting)
@@ -143,32 +162,15 @@ Test(workers, a_stalled_quick_handler_keeps_nobody_waiting)
 	cr_assert(before && strstr(before, "under_oom 0"), "memory.oom_control: %s", before ? before : "(unreadable)");
 	stub_controller_hold_views(true);
 	GThread *held = g_thread_new("held", read_control, NULL);
-	bool is_held = false;
-	for (int i = 0; i < 1000 && !is_held; i++) {
-		is_held = stub_controller_views_held() >= 1;
-		if (!is_held)
-			g_usleep(10000);
-	}
-	timed_reads r = { .done = false };
-	g_mutex_init(&r.lock);
-	g_cond_init(&r.cond);
-	GThread *t = g_thread_new("timed", timed_reader, &r);
-	gint64 until = g_get_monotonic_time() + 10 * G_TIME_SPAN_SECOND;
-	g_mutex_lock(&r.lock);
-	while (!r.done && g_cond_wait_until(&r.cond, &r.lock, until))
-		;
-	bool done = r.done;
-	g_mutex_unlock(&r.lock);
+	bool is_held = held_within(stub_controller_views_held, 1);
+	timed_reads r;
+	GThread *t;
+	bool done = timed_begin(&r, &t);
 	stub_controller_hold_views(false);
-	g_thread_join(t);
 	g_autofree char *after = g_thread_join(held);
 	cr_assert(is_held, "the read of memory.oom_control never reached its handler");
-	cr_assert(done, "50 reads beside a held read not answered within 10 s");
-	cr_assert_eq(r.bad, 0, "%d reads beside the held read failed", r.bad);
-	cr_expect_lt(r.slowest, 2 * G_TIME_SPAN_SECOND, "slowest read %" G_GINT64_FORMAT " µs", r.slowest);
+	timed_end(&r, t, done, "a held read");
 	cr_assert_str_eq(after, before, "the held read, let go");
-	g_mutex_clear(&r.lock);
-	g_cond_clear(&r.cond);
 }
 
 /* Quick requests from many callers at once are all answered (libfuse starts workers up to
