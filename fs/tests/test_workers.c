@@ -97,6 +97,7 @@ static bool timed_begin(timed_reads *r, GThread **t)
 	return done;
 }
 
+/* Joins the timed reader first: an assertion leaves the test, and the reader writes to r. */
 static void timed_end(timed_reads *r, GThread *t, bool done, const char *beside)
 {
 	g_thread_join(t);
@@ -128,8 +129,8 @@ static void reads_beside_held_writes(int n)
 	stub_controller_hold_delay_writes(false);
 	for (int i = 0; i < n; i++)
 		cr_expect_eq(GPOINTER_TO_INT(g_thread_join(w[i])), 0, "a held delay write failed once let go");
+	timed_end(&r, t, done, "the held writes"); /* joins the reader: r lives on this stack */
 	cr_assert(all_held, "%d of %d delay writes reached their handler within 10 s", held, n);
-	timed_end(&r, t, done, "the held writes");
 	g_autofree char *v = slurp("a/memory.oom_delay_millisecs");
 	cr_assert_str_eq(v, "700\n");
 }
@@ -168,8 +169,9 @@ Test(workers, a_stalled_quick_handler_keeps_nobody_waiting)
 	bool done = timed_begin(&r, &t);
 	stub_controller_hold_views(false);
 	g_autofree char *after = g_thread_join(held);
+	timed_end(&r, t, done, "a held read"); /* joins the reader: r lives on this stack */
 	cr_assert(is_held, "the read of memory.oom_control never reached its handler");
-	timed_end(&r, t, done, "a held read");
+	cr_assert(after, "the held read, let go, failed");
 	cr_assert_str_eq(after, before, "the held read, let go");
 }
 

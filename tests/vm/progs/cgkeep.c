@@ -7,7 +7,8 @@
  *       runc and crun attach to every container's cgroup) to CGROUP_DIR and exits; the
  *       attachment, and with it cgroup_bpf_enabled_key[CGROUP_DEVICE], lasts as long as the
  *       cgroup. A runtime's own attach and release then only count (x-ctr-pokes: without it
- *       each container patched 8 sites at its start and 8 at its cgroup's release).
+ *       c-runc's containers patched 8 sites in their attaches and 8 in their releases, in
+ *       all).
  * Exit status: 0 attached; 1 with a message naming the step and errno.
  */
 #include <errno.h>
