@@ -22,8 +22,10 @@
  *     persisted state) and then either left to be killed (it must not die before the deadline),
  *     resolved by raising memory.max through the shadow (it must finish, no kill), or resolved by
  *     the hog's own exit (no kernel kill). A hog that dies with neither a notification nor a
- *     deadline was killed without a hold. A hold seen too late to act on (the VM is slow) is left
- *     to be killed (seen_late; dl_unseen when its deadline was gone before it could be read), and
+ *     deadline (a notification still counts if it comes within 5 s of the hog's death:
+ *     notified_after_kill) was killed without a hold. A hold seen too late to act on (the VM is
+ *     slow) is left to be killed (seen_late; dl_unseen when its deadline was gone before it could
+ *     be read), and
  *     an action completed after the deadline (a raise written, a killed hog reaped) does not count
  *     against the daemon (acted_late).
  * With --daemon-pid, the daemon's descriptors are counted before the cgroups are created and after
@@ -372,14 +374,14 @@ int main(int argc, char **argv)
 	long ops = S->files_read + S->dirs_read + S->writes + S->readbacks + S->mkdirs + S->rmdirs + S->listeners;
 	printf("secs=%.1f clients=%d ops=%ld files_read=%ld dirs_read=%ld expected_errs=%ld writes=%ld readbacks=%ld "
 	       "lost=%ld mkdirs=%ld rmdirs=%ld inherit_checks=%ld listeners=%ld notified=%ld errors=%ld "
-	       "holds=%ld killed=%ld resolved_raise=%ld resolved_exit=%ld early=%ld seen_late=%ld acted_late=%ld dl_unseen=%ld "
+	       "holds=%ld killed=%ld resolved_raise=%ld resolved_exit=%ld early=%ld seen_late=%ld acted_late=%ld dl_unseen=%ld notified_after_kill=%ld "
 	       "fd_before=%ld fd_after=%ld fd_max=%ld fuse_fds_before=%ld fuse_fds_after=%ld threads_before=%ld threads_after=%ld rss_start_kb=%ld rss_warm_kb=%ld rss_end_kb=%ld rss_max_kb=%ld "
 	       "rss_q1_kb=%ld rss_q2_kb=%ld rss_q3_kb=%ld threads_q1=%ld threads_q2=%ld threads_q3=%ld threads_warm=%ld rss_after_kb=%ld\n",
 	       secs, nclients, ops, (long)S->files_read, (long)S->dirs_read, (long)S->expected_errs,
 	       (long)S->writes, (long)S->readbacks, (long)S->lost, (long)S->mkdirs, (long)S->rmdirs,
 	       (long)S->inherit_checks, (long)S->listeners, (long)S->notified, (long)S->errors,
 	       (long)S->holds, (long)S->killed, (long)S->resolved_raise, (long)S->resolved_exit,
-	       (long)S->early, (long)S->seen_late, (long)S->acted_late, (long)S->dl_unseen, fd_before, fd_after, fd_max, fuse_before, fuse_after, thr_before, thr_after, rss_start, rss_warm, rss_end, rss_max,
+	       (long)S->early, (long)S->seen_late, (long)S->acted_late, (long)S->dl_unseen, (long)S->notified_after_kill, fd_before, fd_after, fd_max, fuse_before, fuse_after, thr_before, thr_after, rss_start, rss_warm, rss_end, rss_max,
 	       rss_q[1], rss_q[2], rss_q[3], thr_q[1], thr_q[2], thr_q[3], thr_warm, rss_after);
 	return 0;
 }

@@ -20,6 +20,7 @@ struct stats {
 	atomic_long listeners, notified;
 	atomic_long errors;
 	atomic_long holds, killed, resolved_raise, resolved_exit, early, seen_late, acted_late, dl_unseen;
+	atomic_long notified_after_kill; /* a hold known only by a notification that came after the hog's kill */
 	atomic_long logged;
 	atomic_int stop;
 };
