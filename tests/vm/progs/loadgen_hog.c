@@ -112,6 +112,13 @@ static uint64_t drain(int efd)
 	return c;
 }
 
+/* whether the listener's eventfd is signalled within ms (its count drained) */
+static int notified_within(int efd, int ms)
+{
+	struct pollfd pf = { .fd = efd, .events = POLLIN };
+	return poll(&pf, 1, ms) > 0 && drain(efd);
+}
+
 void hog_manager(int id)
 {
 	snprintf(who, sizeof who, "hog %d", id);
@@ -190,9 +197,9 @@ void hog_manager(int id)
 				 * eventfd write the notifier's (nice -20, no real-time policy), and on
 				 * a VM loaded by 64 clients it can come after the kill, the deadline
 				 * gone from the state with it (f-load on 6.1, CI, 2026-12-07). Waited
-				 * for as long as rule 11's check below allows, and counted. */
-				struct pollfd pe = { .fd = efd, .events = POLLIN };
-				if (poll(&pe, 1, 5000) > 0 && drain(efd)) {
+				 * for as long as this test's check of rule 11 below allows, and
+				 * counted. */
+				if (notified_within(efd, 5000)) {
 					atomic_fetch_add(&S->notified_after_kill, 1);
 					notified = held = 1;
 					break;
@@ -239,8 +246,7 @@ void hog_manager(int id)
 		}
 		atomic_fetch_add(&S->holds, 1);
 		if (!notified) {
-			struct pollfd pf = { .fd = efd, .events = POLLIN };
-			if (poll(&pf, 1, 5000) > 0 && drain(efd))
+			if (notified_within(efd, 5000))
 				notified = 1;
 			else
 				unexpected(who, "the listener on %s was not notified within 5 s of the onset (rule 11)", scg);
